@@ -1,0 +1,21 @@
+# The API server. Runs TypeScript through tsx (a runtime dependency), so no build step.
+FROM node:20-bookworm-slim
+
+ENV NODE_ENV=production
+WORKDIR /app
+
+COPY package*.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+COPY . .
+RUN mkdir -p /data && chown node:node /data
+
+USER node
+ENV PORT=8080 \
+    HOST=0.0.0.0 \
+    DATA_DIR=/data \
+    AUDIOSOCKET_PORT=9092
+EXPOSE 8080 9092
+
+# node (not npm/npx) is the main process, so SIGTERM reaches the server itself.
+CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -1,0 +1,3 @@
+import { defineHandler } from '../../src/http/handler.js';
+
+export default defineHandler<'getHealth'>(async () => ({ status: 200, body: { status: 'ok' } }));

@@ -1,0 +1,22 @@
+import express from 'express';
+import type { AppContext } from './appContext.js';
+import { errorHandler } from './http/errorHandler.js';
+import { requestLog } from './http/requestLog.js';
+import { operationsRouter } from './http/router.js';
+import { docsRouter } from './web/docs.js';
+
+// Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
+const JSON_BODY_LIMIT = '1mb';
+
+export function createApp(app: AppContext): express.Express {
+  const server = express();
+  server.disable('x-powered-by');
+  server.set('trust proxy', true);
+  server.use(requestLog(app.logger));
+  server.use(express.json({ limit: JSON_BODY_LIMIT }));
+  server.use(express.urlencoded({ extended: false, limit: '64kb' }));
+  server.use(docsRouter());
+  server.use(operationsRouter(app));
+  server.use(errorHandler());
+  return server;
+}

@@ -1,0 +1,14 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { RateLimitStore } from './ratelimit/store.js';
+
+/** What every handler and middleware may use: built once at start-up, closed at shutdown. */
+export interface AppContext {
+  config: Config;
+  db: Knex;
+  logger: Logger;
+  rateLimits: RateLimitStore;
+  /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */
+  adminToken: string;
+}

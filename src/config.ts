@@ -1,0 +1,127 @@
+// The one configuration module: every setting, its default, and its check, read once at start-up.
+
+export type TranslationEngineName = 'openai' | 'deepl' | 'libretranslate';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminToken: string | undefined;
+  redisUrl: string | undefined;
+  audioSocketPort: number;
+  logLevel: string;
+  /** Validate every response against the contract (tests switch this on; a violation becomes a 500). */
+  validateResponses: boolean;
+  rateLimit: { requestsPerWindow: number; windowMs: number };
+  engines: {
+    translation: TranslationEngineName | undefined;
+    openai: { apiKey: string | undefined; baseUrl: string | undefined; realtimeUrl: string };
+    deepl: { apiKey: string | undefined; baseUrl: string | undefined };
+    libreTranslate: { url: string | undefined; apiKey: string | undefined };
+    twilioApiBaseUrl: string | undefined;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const ENGINES: TranslationEngineName[] = ['openai', 'deepl', 'libretranslate'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const text = (name: string) => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number) => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const url = (name: string, protocols: string[]) => {
+    const raw = text(name);
+    if (raw === undefined) return undefined;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) throw new Error();
+      return raw.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL, got "${raw}"`);
+      return undefined;
+    }
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T | undefined) => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    if (!allowed.includes(raw as T)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+      return fallback;
+    }
+    return raw as T;
+  };
+  const flag = (name: string) => ['1', 'true', 'yes'].includes((text(name) ?? '').toLowerCase());
+
+  const port = integer('PORT', 8080, 0, 65535);
+  const adminToken = text('ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    problems.push('ADMIN_TOKEN must be at least 16 characters long');
+  }
+  const openai = {
+    apiKey: text('OPENAI_API_KEY'),
+    baseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
+    realtimeUrl: url('OPENAI_REALTIME_URL', ['ws:', 'wss:']) ?? 'wss://api.openai.com/v1/realtime',
+  };
+  const deepl = { apiKey: text('DEEPL_API_KEY'), baseUrl: url('DEEPL_BASE_URL', ['http:', 'https:']) };
+  const libreTranslate = {
+    url: url('LIBRETRANSLATE_URL', ['http:', 'https:']),
+    apiKey: text('LIBRETRANSLATE_API_KEY'),
+  };
+  // Default engine: the first whose settings are present (DESIGN §7).
+  const defaultEngine: TranslationEngineName | undefined = openai.apiKey
+    ? 'openai'
+    : deepl.apiKey
+      ? 'deepl'
+      : libreTranslate.url
+        ? 'libretranslate'
+        : undefined;
+
+  const config: Config = {
+    port,
+    host: text('HOST') ?? '0.0.0.0',
+    publicBaseUrl: url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: text('DATA_DIR') ?? './data',
+    adminToken,
+    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info') ?? 'info',
+    validateResponses: flag('VALIDATE_RESPONSES'),
+    rateLimit: {
+      requestsPerWindow: integer('RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+      windowMs: 60_000,
+    },
+    engines: {
+      translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),
+      openai,
+      deepl,
+      libreTranslate,
+      twilioApiBaseUrl: url('TWILIO_API_BASE_URL', ['http:', 'https:']),
+    },
+  };
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}

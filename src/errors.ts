@@ -1,0 +1,48 @@
+// The error catalogue: every error a client can see, with its status and stable message.
+
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string | ValidationIssue[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === 'string' ? detail : 'request validation failed');
+    this.name = 'ApiError';
+  }
+}
+
+export const errors = {
+  badRequest: (detail: string) => new ApiError(400, detail),
+  missingCredentials: () =>
+    new ApiError(401, 'missing API key: send Authorization: Bearer <key> or X-Api-Key: <key>'),
+  invalidApiKey: () => new ApiError(401, 'invalid API key: unknown, revoked or expired'),
+  invalidAdminToken: () => new ApiError(401, 'invalid admin token'),
+  invalidCallKey: () => new ApiError(401, 'missing or invalid X-Call-Key for this call'),
+  paymentRequired: () => new ApiError(402, 'the prepaid balance has run out; add credit to continue'),
+  missingScope: (scope: string) => new ApiError(403, `missing scope: ${scope}`),
+  notFound: (what = 'resource') => new ApiError(404, `${what} not found`),
+  routeNotFound: (method: string, path: string) => new ApiError(404, `no such endpoint: ${method} ${path}`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new ApiError(405, `method ${method} is not allowed here; allowed: ${allowed.join(', ')}`, {
+      Allow: allowed.join(', '),
+    }),
+  conflict: (detail: string) => new ApiError(409, detail),
+  payloadTooLarge: (detail: string) => new ApiError(413, detail),
+  unsupportedMediaType: (detail: string) => new ApiError(415, detail),
+  invalid: (issues: ValidationIssue[]) => new ApiError(422, issues),
+  rateLimited: (limit: number, retryAfterSeconds: number) =>
+    new ApiError(429, `rate limit of ${limit} requests per minute exceeded; retry after ${retryAfterSeconds} seconds`, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+  internal: (requestId: string) =>
+    new ApiError(500, `internal error; quote request id ${requestId} to the operator`),
+  notImplemented: (operationId: string) => new ApiError(501, `${operationId} is not implemented yet`),
+  upstream: (detail: string) => new ApiError(502, detail),
+  unavailable: (detail: string) => new ApiError(503, detail),
+};

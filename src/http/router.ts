@@ -1,0 +1,60 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { AppContext } from '../appContext.js';
+import { errors } from '../errors.js';
+import { operationTable } from '../generated/operations.js';
+import { authenticateAdmin, authenticateApi, requireScope } from './authenticate.js';
+import type { OperationEntry } from './handler.js';
+import { rateLimit } from './rateLimit.js';
+import { contractValidator } from './validation.js';
+
+/**
+ * Every operation of the contract, in the order a careful API answers: who are you (401), too many
+ * requests (429), may you (403), is the request well-formed (422), then the handler.
+ */
+export function operationsRouter(app: AppContext): express.Router {
+  const router = express.Router();
+  const validate = contractValidator(app);
+  const guards = {
+    api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app), requireScope(op.scope!)],
+    admin: () => [authenticateAdmin(app)],
+    callKey: () => [],
+    none: () => [],
+  } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
+
+  for (const op of operationTable) {
+    router[op.method](op.expressPath, ...guards[op.auth](op), ...validate, invoke(app, op));
+  }
+  router.use(unmatched());
+  return router;
+}
+
+function invoke(app: AppContext, op: OperationEntry): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const result = await op.handler({
+      app,
+      params: req.params as Record<string, string>,
+      query: req.query,
+      body: req.body,
+      principal: req.principal,
+      req,
+      res,
+    });
+    if ('streamed' in result) return;
+    if (result.headers) res.set(result.headers);
+    if (result.body === undefined) res.status(result.status).end();
+    else res.status(result.status).json(result.body);
+  };
+}
+
+const templates = operationTable.map((op) => ({
+  method: op.method.toUpperCase(),
+  pattern: new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+}));
+
+/** JSON 404 for unknown paths and 405 (with Allow) for a known path with another method. */
+function unmatched() {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const allowed = templates.filter((t) => t.pattern.test(req.path)).map((t) => t.method);
+    next(allowed.length ? errors.methodNotAllowed(req.method, allowed) : errors.routeNotFound(req.method, req.path));
+  };
+}

@@ -1,0 +1,23 @@
+import { randomBytes, createHash } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Uniformly random base62 characters (rejection sampling keeps every character equally likely). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** An object identifier such as `call_8ZpQ2mW4xYt7LkVn`. */
+export const newId = (prefix: string) => `${prefix}_${randomBase62(16)}`;
+
+/** A secret such as an API key: prefix plus 40 random base62 characters (about 238 bits). */
+export const newSecret = (prefix: string) => `${prefix}${randomBase62(40)}`;
+
+/** Secrets are random and long, so a fast hash is enough to make a stolen table useless. */
+export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');

@@ -1,0 +1,33 @@
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config.js';
+import { DataDirLockedError } from './db/dataDirLock.js';
+import { startServer } from './server.js';
+
+const bootLogger = pino();
+
+async function main() {
+  const config = loadConfig();
+  const server = await startServer(config);
+  server.app.logger.info({ url: server.url, publicBaseUrl: config.publicBaseUrl }, 'server listening');
+  if (server.banner) process.stdout.write(server.banner + '\n');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    server.app.logger.info({ signal }, 'shutting down');
+    await server.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError || err instanceof DataDirLockedError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    bootLogger.fatal({ err }, 'server failed to start');
+  }
+  process.exit(1);
+});

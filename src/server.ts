@@ -1,0 +1,61 @@
+// Start-up and shutdown: open the database, migrate, bootstrap, listen; on stop, drain and close.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import { createApp } from './app.js';
+import type { AppContext } from './appContext.js';
+import { bootstrap } from './bootstrap.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
+
+export interface RunningServer {
+  app: AppContext;
+  url: string;
+  port: number;
+  banner: string | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  /** Tests: in-memory PGlite instead of DATA_DIR. */
+  memoryDatabase?: boolean;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const database: Database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    memory: options.memoryDatabase,
+  });
+  try {
+    await migrateToLatest(database.knex);
+    const { adminToken, banner } = await bootstrap(database.knex, config);
+    const rateLimits = new MemoryRateLimitStore();
+    const app: AppContext = { config, db: database.knex, logger, rateLimits, adminToken };
+
+    const httpServer = http.createServer(createApp(app));
+    await new Promise<void>((resolve, reject) => {
+      httpServer.once('error', reject);
+      httpServer.listen(config.port, config.host, resolve);
+    });
+    const { port } = httpServer.address() as AddressInfo;
+    const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+
+    const stop = async () => {
+      // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets.
+      const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      httpServer.closeIdleConnections();
+      await closed;
+      await rateLimits.close();
+      await database.close();
+    };
+    return { app, url, port, banner, stop };
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+}

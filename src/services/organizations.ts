@@ -1,0 +1,124 @@
+import type { Knex } from 'knex';
+import { errors } from '../errors.js';
+import { newId } from '../ids.js';
+import { fromMicros, fromNullableMicros, toMicros } from '../money.js';
+import { recordLedgerEntry } from './ledger.js';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  currency: string;
+  balance_micros: number | null;
+  text_rate_micros: number;
+  voice_rate_micros: number;
+  created_at: Date;
+}
+
+export interface Organization {
+  org_id: string;
+  org_name: string;
+  currency: string;
+  balance: number | null;
+  text_rate_per_million_characters: number;
+  voice_rate_per_minute: number;
+}
+
+export interface NewOrganization {
+  name: string;
+  currency?: string;
+  balance?: number | null;
+  text_rate_per_million_characters?: number;
+  voice_rate_per_minute?: number;
+}
+
+export const ORGANIZATION_DEFAULTS = {
+  currency: 'EUR',
+  balance: 0,
+  text_rate_per_million_characters: 20,
+  voice_rate_per_minute: 0.1,
+} as const;
+
+export function presentOrganization(row: OrganizationRow): Organization {
+  return {
+    org_id: row.id,
+    org_name: row.name,
+    currency: row.currency,
+    balance: fromNullableMicros(row.balance_micros),
+    text_rate_per_million_characters: fromMicros(row.text_rate_micros),
+    voice_rate_per_minute: fromMicros(row.voice_rate_micros),
+  };
+}
+
+export async function findOrganization(db: Knex, orgId: string): Promise<OrganizationRow | undefined> {
+  return db<OrganizationRow>('organizations').where({ id: orgId }).first();
+}
+
+export async function getOrganization(db: Knex, orgId: string): Promise<OrganizationRow> {
+  const row = await findOrganization(db, orgId);
+  if (!row) throw errors.notFound('organization');
+  return row;
+}
+
+/** Creates an organization; an opening prepaid balance is booked as a credit in the ledger. */
+export async function createOrganization(db: Knex, input: NewOrganization): Promise<OrganizationRow> {
+  const balance = input.balance === undefined ? ORGANIZATION_DEFAULTS.balance : input.balance;
+  const id = newId('org');
+  return db.transaction(async (trx) => {
+    await trx('organizations').insert({
+      id,
+      name: input.name,
+      currency: (input.currency ?? ORGANIZATION_DEFAULTS.currency).toUpperCase(),
+      balance_micros: balance === null ? null : 0,
+      text_rate_micros: toMicros(
+        input.text_rate_per_million_characters ?? ORGANIZATION_DEFAULTS.text_rate_per_million_characters,
+      ),
+      voice_rate_micros: toMicros(input.voice_rate_per_minute ?? ORGANIZATION_DEFAULTS.voice_rate_per_minute),
+    });
+    if (balance !== null && toMicros(balance) !== 0) {
+      await recordLedgerEntry(trx, {
+        orgId: id,
+        mode: 'live',
+        kind: 'credit',
+        quantity: 0,
+        amountMicros: toMicros(balance),
+        reference: 'opening balance',
+      });
+    }
+    return (await trx<OrganizationRow>('organizations').where({ id }).first())!;
+  });
+}
+
+/** Adds (or with a negative amount, takes) credit; invoiced organizations have no balance to credit. */
+export async function creditOrganization(db: Knex, orgId: string, amount: number): Promise<OrganizationRow> {
+  return db.transaction(async (trx) => {
+    const org = await trx<OrganizationRow>('organizations').where({ id: orgId }).forUpdate().first();
+    if (!org) throw errors.notFound('organization');
+    if (org.balance_micros === null) {
+      throw errors.conflict('the organization is invoiced and has no prepaid balance to credit');
+    }
+    await recordLedgerEntry(trx, {
+      orgId,
+      mode: 'live',
+      kind: 'credit',
+      quantity: 0,
+      amountMicros: toMicros(amount),
+      reference: 'admin credit',
+    });
+    return (await trx<OrganizationRow>('organizations').where({ id: orgId }).first())!;
+  });
+}
+
+export interface TelephonyConnector {
+  account_sid: string;
+  auth_token: string;
+  from_number: string;
+}
+
+export async function setTelephonyConnector(db: Knex, orgId: string, connector: TelephonyConnector) {
+  await getOrganization(db, orgId);
+  await db('telephony_connectors')
+    .insert({ org_id: orgId, ...connector, updated_at: db.fn.now() })
+    .onConflict('org_id')
+    .merge();
+  return { org_id: orgId, account_sid: connector.account_sid, from_number: connector.from_number, configured: true };
+}

@@ -1,0 +1,40 @@
+// A readable API reference at /docs, rendered by Swagger UI from /openapi.json with its assets served
+// from the installed package: no CDN, so it works offline.
+import express from 'express';
+import { getAbsoluteFSPath } from 'swagger-ui-dist';
+import { contractJson, contractYaml } from '../http/contract.js';
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Live-Interpretation and Support-Chat API reference</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="reference"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>`;
+
+// validatorUrl null: Swagger UI would otherwise send the document to an online validator.
+const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', validatorUrl: null, deepLinking: true });`;
+
+export function docsRouter(): express.Router {
+  const router = express.Router();
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(contractJson);
+  });
+  router.get('/openapi.yaml', (_req, res) => {
+    res.type('application/yaml').send(contractYaml);
+  });
+  router.get('/docs', (_req, res) => {
+    res.type('html').send(page);
+  });
+  router.get('/docs/init.js', (_req, res) => {
+    res.type('application/javascript').send(init);
+  });
+  router.use('/docs/assets', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  return router;
+}

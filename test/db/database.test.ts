@@ -1,0 +1,207 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+const databaseModuleUrl = new URL('../../src/db/database.ts', import.meta.url).href;
+
+const CREATE_THINGS = `
+import type { Knex } from 'knex';
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('things', (table) => {
+    table.bigIncrements('id');
+    table.decimal('amount', 12, 2);
+    table.timestamp('happened_at', { useTz: true });
+    table.timestamp('local_at', { useTz: false });
+    table.date('day');
+    table.jsonb('payload');
+    table.boolean('active');
+    table.specificType('counts', 'bigint[]');
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('things');
+}
+`;
+
+// Plain JavaScript, to check that .js migrations load too.
+const ADD_NOTE = `
+export async function up(knex) {
+  await knex.schema.alterTable('things', (table) => table.text('note'));
+}
+
+export async function down(knex) {
+  await knex.schema.alterTable('things', (table) => table.dropColumn('note'));
+}
+`;
+
+let testDatabase: TestDatabase;
+let db: Database;
+let migrationsDir: string;
+
+beforeAll(async () => {
+  migrationsDir = await mkdtemp(join(tmpdir(), 'migrations-'));
+  await writeFile(join(migrationsDir, '001_create_things.ts'), CREATE_THINGS);
+  await writeFile(join(migrationsDir, '002_add_note.js'), ADD_NOTE);
+  await writeFile(join(migrationsDir, 'README.md'), 'not a migration');
+  testDatabase = await createTestDatabase();
+  db = await openDatabase({ ...testDatabase, dataDir: join(migrationsDir, 'unused-data-dir') });
+});
+
+afterAll(async () => {
+  await db?.close();
+  await testDatabase?.drop();
+  await rm(migrationsDir, { recursive: true, force: true });
+});
+
+describe(`database on ${backendName}`, () => {
+  it('opens the backend the tests were asked for', async () => {
+    expect(db.kind).toBe(backendName);
+  });
+
+  it('applies migrations in name order, once', async () => {
+    expect(await migrateToLatest(db.knex, migrationsDir)).toEqual(['001_create_things.ts', '002_add_note.js']);
+    expect(await migrateToLatest(db.knex, migrationsDir)).toEqual([]);
+    expect(await db.knex('knex_migrations').pluck('name')).toEqual(['001_create_things.ts', '002_add_note.js']);
+  });
+
+  it.runIf(backendName === 'postgres')('leaves the global pg type parsers to other pg users', async () => {
+    const client = new pg.Client({ connectionString: testDatabase.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query('select 5::int8 as int8, 1.5::numeric as numeric');
+      expect(rows).toEqual([{ int8: '5', numeric: '1.5' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  describe('type parsing', () => {
+    const happenedAt = new Date('2024-02-29T23:30:00.123Z');
+    const row = {
+      amount: '1234.50',
+      happened_at: happenedAt,
+      payload: JSON.stringify({ nested: { list: [1, 'two'] } }),
+      active: true,
+      counts: [1, 9007199254740991],
+    };
+    const expected = {
+      id: expect.any(Number),
+      amount: 1234.5,
+      happened_at: happenedAt,
+      local_at: null,
+      day: null,
+      payload: { nested: { list: [1, 'two'] } },
+      active: true,
+      counts: [1, 9007199254740991],
+      note: null,
+    };
+
+    it('returning(*) and first() give JS numbers, Dates, objects and booleans', async () => {
+      const [inserted] = await db.knex('things').insert(row).returning('*');
+      expect(inserted).toEqual(expected);
+      expect(await db.knex('things').where({ id: inserted.id }).first()).toEqual(expected);
+    });
+
+    it('raw queries parse the same way', async () => {
+      const { rows } = await db.knex.raw(`
+        select 42::int8 as int8, 0.25::numeric as numeric, true as bool, false as no,
+               '2024-01-02T03:04:05Z'::timestamptz as tz, '{"a":[1]}'::jsonb as jsonb,
+               '{"b":2}'::json as json, array[1.5, 2]::numeric[] as numerics, '2024-01-02'::date as day
+      `);
+      expect(rows).toEqual([
+        {
+          int8: 42,
+          numeric: 0.25,
+          bool: true,
+          no: false,
+          tz: new Date('2024-01-02T03:04:05Z'),
+          jsonb: { a: [1] },
+          json: { b: 2 },
+          numerics: [1.5, 2],
+          day: '2024-01-02',
+        },
+      ]);
+    });
+
+    it('counts are numbers', async () => {
+      const counted = await db.knex('things').count({ n: '*' }).first();
+      expect(counted).toEqual({ n: expect.any(Number) });
+      expect(counted?.n).toBeGreaterThan(0);
+    });
+
+    it('refuses an int8 beyond Number.MAX_SAFE_INTEGER, and the connection stays usable', async () => {
+      await expect(db.knex.raw('select 9007199254740992::int8 as too_big')).rejects.toThrow(/MAX_SAFE_INTEGER/);
+      const { rows } = await db.knex.raw('select 1::int8 as one');
+      expect(rows).toEqual([{ one: 1 }]);
+    });
+
+    it('a Date written to timestamp and date columns reads back the same in any time zone', async () => {
+      const previousTz = process.env.TZ;
+      process.env.TZ = 'America/New_York';
+      try {
+        const lateEvening = new Date('2024-03-01T02:30:00.000Z'); // still Feb 29 in New York
+        const [inserted] = await db.knex('things').insert({ local_at: lateEvening, day: lateEvening }).returning('*');
+        expect(inserted.local_at).toEqual(lateEvening);
+        expect(inserted.day).toBe('2024-02-29');
+      } finally {
+        if (previousTz === undefined) delete process.env.TZ;
+        else process.env.TZ = previousTz;
+      }
+    });
+  });
+});
+
+describe('on-disk PGlite data directory', () => {
+  /** Opens the database in a separate Node process and reports what happened. */
+  async function openInChildProcess(dataDir: string): Promise<{ code: number | null; output: string }> {
+    const script = `
+      import { openDatabase } from ${JSON.stringify(databaseModuleUrl)};
+      try {
+        const db = await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
+        await db.knex.raw('select 1');
+        await db.close();
+        console.log('OPENED');
+      } catch (error) {
+        console.log(error.name + ': ' + error.message);
+        process.exitCode = 3;
+      }
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: projectRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, output };
+  }
+
+  it('is refused to a second process while open, and available again after close', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pglite-data-'));
+    try {
+      const first = await openDatabase({ dataDir });
+      await first.knex.raw('select 1');
+
+      const refused = await openInChildProcess(dataDir);
+      expect(refused.code).toBe(3);
+      expect(refused.output).toContain('DataDirLockedError');
+      expect(refused.output).toContain(`Another server process (pid ${process.pid}) is using DATA_DIR ${dataDir}`);
+
+      await first.close();
+      expect(await openInChildProcess(dataDir)).toEqual({ code: 0, output: 'OPENED\n' });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
