@@ -110,7 +110,7 @@ function operationTableSource(operations: OperationSpec[]): string {
 export async function generatedFiles(): Promise<Map<string, string>> {
   const spec = readSpec();
   const operations = listOperations(spec);
-  const ast = await openapiTS(spec as never, { alphabetize: true });
+  const ast = await openapiTS(spec as never, { alphabetize: true, defaultNonNullable: false });
   return new Map([
     [path.join(root, 'src/generated/api.ts'), HEADER + astToString(ast)],
     [path.join(root, 'src/generated/operations.ts'), operationTableSource(operations)],

@@ -669,17 +669,17 @@ export interface components {
              * @description Prepaid balance, or null for an invoiced organization.
              * @default 0
              */
-            balance: number | null;
+            balance?: number | null;
             /**
              * @description ISO 4217 code; stored upper-case.
              * @default EUR
              */
-            currency: string;
+            currency?: string;
             name: string;
             /** @default 20 */
-            text_rate_per_million_characters: number;
+            text_rate_per_million_characters?: number;
             /** @default 0.1 */
-            voice_rate_per_minute: number;
+            voice_rate_per_minute?: number;
         };
         AdminOrgOut: {
             balance: number | null;
@@ -713,7 +713,7 @@ export interface components {
              * @description Voices are translated either way.
              * @default true
              */
-            video: boolean;
+            video?: boolean;
         };
         ApiMessageIn: {
             author_name?: string | null;
@@ -794,7 +794,7 @@ export interface components {
              * @description Which side the phone plays.
              * @default customer
              */
-            side: components["schemas"]["Side"];
+            side?: components["schemas"]["Side"];
             /** @description Phone number in international (E.164) form with a leading plus sign. */
             to: string;
         };
@@ -891,7 +891,7 @@ export interface components {
         };
         PhoneLineIn: {
             /** @default customer */
-            side: components["schemas"]["Side"];
+            side?: components["schemas"]["Side"];
         };
         PhoneLineOut: {
             /** Format: uuid */

@@ -12,7 +12,7 @@ export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
  */
 export function contractValidator(app: AppContext): RequestHandler[] {
   return OpenApiValidator.middleware({
-    apiSpec: contractCopy() as never,
+    apiSpec: withoutExamples(contractCopy()) as never,
     validateApiSpec: true,
     validateRequests: { allErrors: true, allowUnknownQueryParameters: true },
     validateResponses: app.config.validateResponses ? { allErrors: true } : false,
@@ -21,6 +21,20 @@ export function contractValidator(app: AppContext): RequestHandler[] {
     ignoreUndocumented: true,
     fileUploader: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } },
   }) as RequestHandler[];
+}
+
+/**
+ * Examples are documentation, not rules; the validator's schema compiler would otherwise read the `id`
+ * fields of example objects as schema identifiers and refuse them as duplicates.
+ */
+function withoutExamples(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutExamples);
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => key !== 'example' && key !== 'examples')
+      .map(([key, value]) => [key, withoutExamples(value)]),
+  );
 }
 
 interface ValidatorErrorItem {

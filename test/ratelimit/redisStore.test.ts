@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisRateLimitStore } from '../../src/ratelimit/redisStore.js';
-import { rateLimitStoreContract } from './memoryStore.test.js';
+import { rateLimitStoreContract } from './storeContract.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Random per run, so parallel runs on one Redis never collide. */

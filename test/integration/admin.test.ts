@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendName } from '../support/databases.js';
+import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+
+describe(`admin API (${backendName})`, () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t?.stop());
+
+  const post = (path: string, body: unknown, token = TEST_ADMIN_TOKEN) =>
+    fetch(`${t.url}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('creates an organization with the documented defaults', async () => {
+    const res = await post('/admin/orgs', { name: 'Defaults' });
+    expect(res.status).toBe(201);
+    const org = await res.json();
+    expect(org).toEqual({
+      org_id: expect.stringMatching(/^org_[0-9A-Za-z]{16}$/),
+      org_name: 'Defaults',
+      currency: 'EUR',
+      balance: 0,
+      text_rate_per_million_characters: 20,
+      voice_rate_per_minute: 0.1,
+    });
+  });
+
+  it('refuses a wrong or missing admin token with 401', async () => {
+    expect((await post('/admin/orgs', { name: 'x' }, 'wrong-token-wrong-token')).status).toBe(401);
+    const res = await fetch(`${t.url}/admin/orgs`, { method: 'POST', body: '{}' });
+    expect(res.status).toBe(401);
+  });
+
+  it('does not accept an API key as admin token', async () => {
+    const orgId = await t.createOrg();
+    const { key } = await t.createKey(orgId, 'live');
+    expect((await post('/admin/orgs', { name: 'x' }, key)).status).toBe(401);
+  });
+
+  it('lists every problem of an invalid body with 422', async () => {
+    const res = await post('/admin/orgs', { currency: 'euros', balance: 'lots', voice_rate_per_minute: -1 });
+    expect(res.status).toBe(422);
+    const { detail } = await res.json();
+    const locs = detail.map((d: { loc: string[] }) => d.loc.join('.'));
+    expect(locs).toEqual(
+      expect.arrayContaining(['body.name', 'body.currency', 'body.balance', 'body.voice_rate_per_minute']),
+    );
+    for (const item of detail) {
+      expect(typeof item.msg).toBe('string');
+      expect(typeof item.type).toBe('string');
+    }
+  });
+
+  it('creates keys with chosen scopes, in canonical order, and 404 for an unknown organization', async () => {
+    const orgId = await t.createOrg();
+    const res = await post(`/admin/orgs/${orgId}/keys`, { mode: 'test', scopes: ['translate', 'account:read', 'translate'] });
+    expect(res.status).toBe(201);
+    const key = await res.json();
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^spk_test_/),
+      mode: 'test',
+      scopes: ['translate', 'account:read'],
+      created_at: expect.any(String),
+    });
+    expect((await post('/admin/orgs/org_nope/keys', { mode: 'live' })).status).toBe(404);
+    expect((await post(`/admin/orgs/${orgId}/keys`, { mode: 'demo', scopes: ['everything'] })).status).toBe(422);
+  });
+
+  it('revoking an unknown key is 404', async () => {
+    const res = await fetch(`${t.url}/admin/keys/key_nope`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(404);
+  });
+
+  it('credits a prepaid balance exactly and records each change in the ledger', async () => {
+    const orgId = await t.createOrg({ balance: 0.1 });
+    for (const amount of [0.2, 0.000001, -0.05]) {
+      expect((await post(`/admin/orgs/${orgId}/credit`, { amount })).status).toBe(200);
+    }
+    const res = await post(`/admin/orgs/${orgId}/credit`, { amount: 1 });
+    expect((await res.json()).balance).toBe(1.250001);
+    const ledger = await t.server.app.db('ledger_entries').where({ org_id: orgId }).orderBy('id');
+    expect(ledger.map((row) => row.amount_micros)).toEqual([100000, 200000, 1, -50000, 1000000]);
+    const org = await t.server.app.db('organizations').where({ id: orgId }).first();
+    expect(org.balance_micros).toBe(ledger.reduce((sum, row) => sum + row.amount_micros, 0));
+  });
+
+  it('refuses to credit an invoiced organization with 409', async () => {
+    const orgId = await t.createOrg({ balance: null });
+    expect((await post(`/admin/orgs/${orgId}/credit`, { amount: 5 })).status).toBe(409);
+    expect((await post('/admin/orgs/org_nope/credit', { amount: 5 })).status).toBe(404);
+  });
+
+  it('stores the telephony connector without echoing its secret', async () => {
+    const orgId = await t.createOrg();
+    const body = { account_sid: 'AC123', auth_token: 'super-secret-token', from_number: '+15005550006' };
+    const res = await fetch(`${t.url}/admin/orgs/${orgId}/telephony`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('super-secret-token');
+    expect(JSON.parse(text)).toEqual({ org_id: orgId, account_sid: 'AC123', from_number: '+15005550006', configured: true });
+    const row = await t.server.app.db('telephony_connectors').where({ org_id: orgId }).first();
+    expect(row.auth_token).toBe('super-secret-token');
+  });
+});

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { backendName } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+
+describe(`HTTP surface (${backendName})`, () => {
+  let t: TestServer;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestServer();
+    key = (await t.createKey(await t.createOrg(), 'test')).key;
+  });
+  afterAll(() => t?.stop());
+
+  const authed = (path: string, init: RequestInit = {}) =>
+    fetch(`${t.url}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
+
+  it('serves liveness and readiness', async () => {
+    expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ok' });
+  });
+
+  it('serves the contract as JSON and YAML, the same document', async () => {
+    const json = await (await fetch(`${t.url}/openapi.json`)).json();
+    const yamlRes = await fetch(`${t.url}/openapi.yaml`);
+    expect(yamlRes.headers.get('content-type')).toMatch(/yaml/);
+    expect(YAML.parse(await yamlRes.text())).toEqual(json);
+    expect(json.openapi).toBe('3.0.3');
+    expect(json.paths['/v1/account'].get.operationId).toBe('getAccount');
+  });
+
+  it('serves the reference page with local assets only', async () => {
+    const page = await (await fetch(`${t.url}/docs`)).text();
+    const assets = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) {
+      expect(asset.startsWith('/')).toBe(true);
+      expect((await fetch(`${t.url}${asset}`)).status).toBe(200);
+    }
+  });
+
+  it('answers unknown paths with a JSON 404 and wrong methods with a JSON 405', async () => {
+    const missing = await fetch(`${t.url}/nowhere`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).detail).toMatch(/no such endpoint/);
+    const wrong = await authed('/v1/account', { method: 'PUT' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET');
+    expect(typeof (await wrong.json()).detail).toBe('string');
+  });
+
+  it('lists every problem of an invalid request with 422', async () => {
+    const res = await authed('/v1/translate', {
+      method: 'POST',
+      body: JSON.stringify({ target: 'x', text: ['ok', 7], context: 'c'.repeat(501), glossary: 'no' }),
+    });
+    expect(res.status).toBe(422);
+    const { detail } = await res.json();
+    const locs = detail.map((d: { loc: Array<string | number> }) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.target', 'body.context', 'body.glossary']));
+    expect(locs.some((loc: string) => loc.startsWith('body.text'))).toBe(true);
+  });
+
+  it('rejects invalid query parameters with 422', async () => {
+    const res = await authed('/v1/calls?limit=0&status=closed');
+    expect(res.status).toBe(422);
+    const locs = (await res.json()).detail.map((d: { loc: string[] }) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['query.limit', 'query.status']));
+  });
+
+  it('answers malformed JSON with 422, not 500', async () => {
+    const res = await authed('/v1/translate', { method: 'POST', body: '{"target": "fi",' });
+    expect(res.status).toBe(422);
+    expect((await res.json()).detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+  });
+
+  it('answers a body over the size limit with 413', async () => {
+    const res = await authed('/v1/translate', { method: 'POST', body: JSON.stringify({ target: 'fi', text: 'x'.repeat(2_000_000) }) });
+    expect(res.status).toBe(413);
+  });
+
+  it('echoes a sane X-Request-Id and makes one otherwise', async () => {
+    const echoed = await fetch(`${t.url}/healthz`, { headers: { 'X-Request-Id': 'abc-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('abc-123');
+    const made = await fetch(`${t.url}/healthz`, { headers: { 'X-Request-Id': 'bad id with spaces' } });
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers operations that are not built yet with a JSON 501', async () => {
+    const res = await fetch(`${t.url}/oauth2/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'token=abc',
+    });
+    expect(res.status).toBe(501);
+    expect((await res.json()).detail).toMatch(/not implemented/);
+  });
+});
