@@ -24,6 +24,7 @@ export interface OperationSpec {
 
 interface SpecOperation {
   operationId?: string;
+  parameters?: Array<{ $ref?: string }>;
   tags?: string[];
   security?: Array<Record<string, string[]>>;
   'x-scope'?: string;
@@ -52,6 +53,10 @@ export function listOperations(spec: Record<string, any>): OperationSpec[] {
       }
       const auth = authKind(op.security, spec.security);
       if (auth === 'api' && !op['x-scope']) throw new Error(`${op.operationId} needs x-scope`);
+      const idempotent = op.parameters?.some((p) => p.$ref === '#/components/parameters/IdempotencyKey');
+      if (auth === 'api' && method === 'post' && !idempotent) {
+        throw new Error(`${op.operationId} needs the IdempotencyKey parameter, as every /v1 POST does`);
+      }
       operations.push({
         operationId: op.operationId,
         method,

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import type { ConfiguredEngine } from './translation/translateTexts.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -11,4 +12,6 @@ export interface AppContext {
   rateLimits: RateLimitStore;
   /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */
   adminToken: string;
+  /** The live text translation engine, or the setting that is missing for one. */
+  translationEngine: ConfiguredEngine;
 }

@@ -17,7 +17,7 @@ export interface Config {
   rateLimit: { requestsPerWindow: number; windowMs: number };
   engines: {
     translation: TranslationEngineName | undefined;
-    openai: { apiKey: string | undefined; baseUrl: string | undefined; realtimeUrl: string };
+    openai: { apiKey: string | undefined; baseUrl: string | undefined; realtimeUrl: string; translationModel: string };
     deepl: { apiKey: string | undefined; baseUrl: string | undefined };
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
     twilioApiBaseUrl: string | undefined;
@@ -84,6 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
     apiKey: text('OPENAI_API_KEY'),
     baseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
     realtimeUrl: url('OPENAI_REALTIME_URL', ['ws:', 'wss:']) ?? 'wss://api.openai.com/v1/realtime',
+    translationModel: text('OPENAI_TRANSLATION_MODEL') ?? 'gpt-4.1-mini',
   };
   const deepl = { apiKey: text('DEEPL_API_KEY'), baseUrl: url('DEEPL_BASE_URL', ['http:', 'https:']) };
   const libreTranslate = {

@@ -8,7 +8,9 @@ import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { startPeriodicJobs } from './jobs.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
+import { createTranslationEngine } from './translation/engines/index.js';
 
 export interface RunningServer {
   app: AppContext;
@@ -35,7 +37,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
     const rateLimits = new MemoryRateLimitStore();
-    const app: AppContext = { config, db: database.knex, logger, rateLimits, adminToken };
+    const translationEngine = createTranslationEngine(config.engines);
+    const app: AppContext = { config, db: database.knex, logger, rateLimits, adminToken, translationEngine };
+    const stopJobs = startPeriodicJobs(app);
 
     const httpServer = http.createServer(createApp(app));
     await new Promise<void>((resolve, reject) => {
@@ -50,6 +54,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       httpServer.closeIdleConnections();
       await closed;
+      stopJobs();
       await rateLimits.close();
       await database.close();
     };

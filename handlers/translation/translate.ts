@@ -1,3 +1,12 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { translateTexts } from '../../src/translation/translateTexts.js';
 
-export default notImplemented('translate');
+export default defineHandler<'translate'>(async ({ app, principal, body, requestRef }) => ({
+  status: 200,
+  body: await translateTexts(
+    { db: app.db, engine: app.translationEngine },
+    requirePrincipal(principal),
+    body,
+    requestRef,
+  ),
+}));

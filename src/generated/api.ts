@@ -1158,6 +1158,14 @@ export interface components {
         CallKeyHeader: string;
         /** @description Only objects with this `external_id`. */
         ExternalIdFilter: string;
+        /**
+         * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+         *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+         *     doing the work or charging again. The same key with another path or body: 422. A retry while
+         *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+         * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+         */
+        IdempotencyKey: string;
         /** @description Resume after this event (browsers send it when they reconnect). */
         LastEventId: string;
         ListLimit: number;
@@ -1715,7 +1723,16 @@ export interface operations {
     createCall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1773,6 +1790,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -1807,7 +1825,16 @@ export interface operations {
     dialCall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example call_8ZpQ2mW4xYt7LkVn */
                 call_id: components["parameters"]["CallId"];
@@ -1854,7 +1881,16 @@ export interface operations {
     endCall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example call_8ZpQ2mW4xYt7LkVn */
                 call_id: components["parameters"]["CallId"];
@@ -1882,7 +1918,16 @@ export interface operations {
     createCallLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example call_8ZpQ2mW4xYt7LkVn */
                 call_id: components["parameters"]["CallId"];
@@ -1925,7 +1970,16 @@ export interface operations {
     createPhoneLine: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example call_8ZpQ2mW4xYt7LkVn */
                 call_id: components["parameters"]["CallId"];
@@ -2030,7 +2084,16 @@ export interface operations {
     createSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2063,6 +2126,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2122,7 +2186,16 @@ export interface operations {
     closeSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example ses_5tRk8Wq2NmX7cV4b */
                 session_id: components["parameters"]["SessionId"];
@@ -2150,7 +2223,16 @@ export interface operations {
     createCustomerLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example ses_5tRk8Wq2NmX7cV4b */
                 session_id: components["parameters"]["SessionId"];
@@ -2209,7 +2291,16 @@ export interface operations {
     createMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example ses_5tRk8Wq2NmX7cV4b */
                 session_id: components["parameters"]["SessionId"];
@@ -2286,7 +2377,16 @@ export interface operations {
     sendTyping: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example ses_5tRk8Wq2NmX7cV4b */
                 session_id: components["parameters"]["SessionId"];
@@ -2323,7 +2423,16 @@ export interface operations {
     createVoiceMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @example ses_5tRk8Wq2NmX7cV4b */
                 session_id: components["parameters"]["SessionId"];
@@ -2359,7 +2468,16 @@ export interface operations {
     translate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2415,6 +2533,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];

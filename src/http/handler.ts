@@ -43,6 +43,8 @@ export interface HandlerInput<K extends OperationId> {
   body: RequestBody<K>;
   /** The API key or app behind a /v1 request; absent on public and admin operations. */
   principal: ApiPrincipal | undefined;
+  /** Set when the request carries an Idempotency-Key: ties charges to the request so a retry pays once. */
+  requestRef: string | null;
   req: Request;
   res: Response;
 }
@@ -85,6 +87,7 @@ interface UntypedHandlerInput {
   query: Record<string, unknown>;
   body: unknown;
   principal: ApiPrincipal | undefined;
+  requestRef: string | null;
   req: Request;
   res: Response;
 }

@@ -6,6 +6,7 @@ import { authenticateAdmin, authenticateApi, requireScope } from './authenticate
 import type { OperationEntry } from './handler.js';
 import { rateLimit } from './rateLimit.js';
 import { contractValidator } from './validation.js';
+import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
 /**
  * Every operation of the contract, in the order a careful API answers: who are you (401), too many
@@ -30,20 +31,43 @@ export function operationsRouter(app: AppContext): express.Router {
 
 function invoke(app: AppContext, op: OperationEntry): RequestHandler {
   return async (req: Request, res: Response) => {
-    const result = await op.handler({
-      app,
-      params: req.params as Record<string, string>,
-      query: req.query,
-      body: req.body,
-      principal: req.principal,
-      req,
-      res,
-    });
-    if ('streamed' in result) return;
-    if (result.headers) res.set(result.headers);
-    if (result.body === undefined) res.status(result.status).end();
-    else res.status(result.status).json(result.body);
+    const idempotencyKey = op.method === 'post' && req.principal ? req.get('idempotency-key') : undefined;
+    const run = (requestRef: string | null) =>
+      op.handler({
+        app,
+        params: req.params as Record<string, string>,
+        query: req.query,
+        body: req.body,
+        principal: req.principal,
+        requestRef,
+        req,
+        res,
+      });
+    if (!idempotencyKey) {
+      send(res, await run(null));
+      return;
+    }
+    const principalKey = req.principal!.rateLimitKey;
+    const answer = await runIdempotently(
+      app.db,
+      principalKey,
+      idempotencyKey,
+      requestFingerprint(req.method, req.path, req.body),
+      async () => {
+        const result = await run(requestRefFor(principalKey, idempotencyKey));
+        if ('streamed' in result) throw new Error(`${op.operationId} streams and cannot be idempotent`);
+        return result;
+      },
+    );
+    send(res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
+}
+
+function send(res: Response, result: Awaited<ReturnType<OperationEntry['handler']>>) {
+  if ('streamed' in result) return;
+  if (result.headers) res.set(result.headers);
+  if (result.body === undefined) res.status(result.status).end();
+  else res.status(result.status).json(result.body);
 }
 
 const templates = operationTable.map((op) => ({

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RateLimitResult, RateLimitStore } from '../../src/ratelimit/store.js';
 
 export const W = 60_000;

@@ -1,0 +1,291 @@
+// `npm run test:contract`: start the server on a free port with a fresh embedded database, run Dredd
+// against the contract with contract-tests/hooks.cjs, stop the server, exit with Dredd's verdict.
+//
+// Environment (all optional):
+//   CONTRACT_VERBOSE=1             show Dredd's parser warnings and per-transaction skip lines
+//   CONTRACT_START_TIMEOUT_MS      server start-up limit (default 90 s)
+//   CONTRACT_DREDD_TIMEOUT_MS      Dredd run limit (default 120 s; a run takes about 2 s)
+//   CONTRACT_KEEP_TMP=1            keep the temporary directory (data, server log, converted contract)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, realpathSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SPEC_PATH = path.join(ROOT, 'openapi/openapi.yaml');
+const HOOKS_PATH = path.join(ROOT, 'contract-tests/hooks.cjs');
+const DREDD_CLI = path.join(ROOT, 'node_modules/.bin/dredd');
+
+const env = process.env;
+const VERBOSE = ['1', 'true', 'yes'].includes((env.CONTRACT_VERBOSE ?? '').toLowerCase());
+const START_TIMEOUT_MS = Number(env.CONTRACT_START_TIMEOUT_MS ?? 90_000);
+const DREDD_TIMEOUT_MS = Number(env.CONTRACT_DREDD_TIMEOUT_MS ?? 120_000);
+const STOP_TIMEOUT_MS = 10_000;
+// Last resort against anything not covered by the limits above.
+const WATCHDOG_MS = START_TIMEOUT_MS + DREDD_TIMEOUT_MS + 2 * STOP_TIMEOUT_MS + 30_000;
+
+const children = new Set<ChildProcess>();
+
+function log(message: string) {
+  process.stdout.write(`[contract] ${message}\n`);
+}
+
+function killAll(signal: NodeJS.Signals = 'SIGKILL') {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+}
+
+process.on('exit', () => killAll('SIGKILL'));
+// A closed pipe on our output (e.g. `| head`) must not skip the clean-up.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    log(`received ${signal}; stopping`);
+    killAll('SIGKILL');
+    process.exit(1);
+  });
+}
+const watchdog = setTimeout(() => {
+  log(`gave up after ${WATCHDOG_MS} ms`);
+  killAll('SIGKILL');
+  process.exit(1);
+}, WATCHDOG_MS);
+watchdog.unref();
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+function sleep(ms: number) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  problems: string[];
+}
+
+async function startServer(tmp: string, adminToken: string): Promise<Server> {
+  const port = await freePort();
+  const audioSocketPort = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  // A fresh embedded database, whatever the caller's environment points at.
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL']) delete childEnv[name];
+  Object.assign(childEnv, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: path.join(tmp, 'data'),
+    ADMIN_TOKEN: adminToken,
+    AUDIOSOCKET_PORT: String(audioSocketPort),
+    VALIDATE_RESPONSES: 'true',
+    LOG_LEVEL: env.CONTRACT_SERVER_LOG_LEVEL ?? 'info',
+  });
+  const logFile = path.join(tmp, 'server.log');
+  const logStream = createWriteStream(logFile);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const url = `http://127.0.0.1:${port}`;
+  const problems: string[] = [];
+  let listening = false;
+  let tail: string[] = [];
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => {
+      logStream.write(line + '\n');
+      tail = [...tail.slice(-39), line];
+      if (line.includes('"msg":"server listening"')) listening = true;
+      // pino levels: 40 warn, 50 error, 60 fatal. Keep them for the end of the run.
+      const level = /"level":(\d+)/.exec(line);
+      if ((level && Number(level[1]) >= 40) || (!level && line.trim() && !line.startsWith('{'))) {
+        problems.push(line.length > 600 ? line.slice(0, 600) + '...' : line);
+      }
+    });
+  }
+  child.once('exit', () => logStream.end());
+
+  log(`starting server on ${url} (DATA_DIR ${childEnv.DATA_DIR})`);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`server exited early (${child.exitCode ?? child.signalCode}):\n${tail.join('\n')}`);
+    }
+    if (listening) {
+      try {
+        const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+        if (response.status === 200) return { child, url, problems };
+      } catch {
+        // not yet
+      }
+    }
+    await sleep(100);
+  }
+  throw new Error(`server did not answer /healthz within ${START_TIMEOUT_MS} ms:\n${tail.join('\n')}`);
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const { child } = server;
+  if (child.exitCode !== null || child.signalCode !== null) {
+    log(`server had already exited (${child.exitCode ?? child.signalCode})`);
+    return;
+  }
+  child.kill('SIGTERM');
+  const result = await Promise.race([exited(child), sleep(STOP_TIMEOUT_MS).then(() => undefined)]);
+  if (!result) {
+    log(`server did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM; killing it`);
+    child.kill('SIGKILL');
+    await exited(child);
+  } else if (result.code !== 0) {
+    log(`server exited with ${result.code ?? result.signal} after SIGTERM (expected 0)`);
+  }
+}
+
+interface DreddSummary {
+  passing: number;
+  failing: number;
+  errors: number;
+  skipped: number;
+  total: number;
+}
+
+async function runDredd(specFile: string, server: Server, adminToken: string) {
+  const args = [
+    realpathSync(DREDD_CLI),
+    specFile,
+    server.url,
+    `--hookfiles=${HOOKS_PATH}`,
+    '--language=nodejs',
+    '--no-color',
+    '--loglevel=warning',
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      ...env,
+      CONTRACT_SERVER_URL: server.url,
+      CONTRACT_ADMIN_TOKEN: adminToken,
+      CONTRACT_SPEC_PATH: SPEC_PATH,
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let summary: DreddSummary | undefined;
+  let parserWarnings = 0;
+  let skipLines = 0;
+  for (const [stream, out] of [
+    [child.stdout!, process.stdout],
+    [child.stderr!, process.stderr],
+  ] as const) {
+    createInterface({ input: stream }).on('line', (raw) => {
+      const line = raw.replace(/\u001b\[[0-9;]*m/g, '');
+      const complete = /complete: (\d+) passing, (\d+) failing, (\d+) errors, (\d+) skipped, (\d+) total/.exec(line);
+      if (complete) {
+        const [passing, failing, errors, skipped, total] = complete.slice(1).map(Number);
+        summary = { passing, failing, errors, skipped, total };
+      }
+      if (!VERBOSE) {
+        if (line.includes('API description parser warning')) {
+          parserWarnings++;
+          return;
+        }
+        if (/^skip: /.test(line)) {
+          skipLines++;
+          return;
+        }
+        if (line.includes("property 'padLevels'") || line.includes('node --trace-warnings')) return;
+      }
+      out.write(line + '\n');
+    });
+  }
+  const timer = setTimeout(() => {
+    log(`Dredd did not finish within ${DREDD_TIMEOUT_MS} ms; killing it`);
+    child.kill('SIGKILL');
+  }, DREDD_TIMEOUT_MS);
+  const { code, signal } = await exited(child);
+  clearTimeout(timer);
+  if (parserWarnings) log(`${parserWarnings} Dredd parser warning(s) about unsupported keywords hidden (CONTRACT_VERBOSE=1 shows them)`);
+  if (skipLines) log(`${skipLines} Dredd skip line(s) hidden; the hooks' list above gives the reasons`);
+  return { code: code ?? 1, signal, summary };
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'lia-contract-'));
+  const adminToken = `adm_contract_${randomBytes(16).toString('hex')}`;
+  let server: Server | undefined;
+  let exitCode = 1;
+  try {
+    server = await startServer(tmp, adminToken);
+    log(`server ready after ${((Date.now() - started) / 1000).toFixed(1)} s; running Dredd`);
+    const dreddStarted = Date.now();
+    const result = await runDredd(SPEC_PATH, server, adminToken);
+    log(`Dredd finished in ${((Date.now() - dreddStarted) / 1000).toFixed(1)} s with exit code ${result.code}${result.signal ? ` (${result.signal})` : ''}`);
+    exitCode = result.code;
+    if (!result.summary) {
+      log('no Dredd summary line found: treating the run as failed');
+      exitCode = exitCode || 1;
+    } else {
+      const { passing, failing, errors, skipped, total } = result.summary;
+      log(`summary: ${passing} passing, ${failing} failing, ${errors} errors, ${skipped} skipped, ${total} total`);
+      if (passing + failing + errors === 0) {
+        log('no transaction was checked: treating the run as failed');
+        exitCode = exitCode || 1;
+      }
+    }
+  } catch (err) {
+    log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+    exitCode = 1;
+  } finally {
+    if (server) {
+      await stopServer(server);
+      if (server.problems.length) {
+        log(`server warnings/errors (${server.problems.length}):`);
+        for (const line of server.problems.slice(0, 30)) process.stdout.write(`  ${line}\n`);
+      }
+    }
+    killAll('SIGKILL');
+    if (['1', 'true', 'yes'].includes((env.CONTRACT_KEEP_TMP ?? '').toLowerCase())) {
+      log(`kept ${tmp}`);
+    } else {
+      await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+  log(`${exitCode === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    log(`crashed: ${err instanceof Error ? err.stack : String(err)}`);
+    killAll('SIGKILL');
+    process.exit(1);
+  },
+);

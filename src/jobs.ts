@@ -1,0 +1,20 @@
+// Housekeeping that runs inside the server on a timer. Every job is idempotent, so several instances
+// running it at once do no harm.
+import type { AppContext } from './appContext.js';
+import { purgeExpiredIdempotencyKeys } from './services/idempotency.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+export function startPeriodicJobs(app: AppContext, everyMs = HOUR_MS): () => void {
+  const run = async () => {
+    try {
+      const purged = await purgeExpiredIdempotencyKeys(app.db);
+      if (purged) app.logger.info({ purged }, 'expired idempotency keys purged');
+    } catch (err) {
+      app.logger.error({ err }, 'periodic job failed');
+    }
+  };
+  const timer = setInterval(run, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,37 @@
+// Chooses the live text translation engine from configuration (DESIGN §7).
+
+import type { Config } from '../../config.js';
+import type { TranslationEngine } from '../engine.js';
+import { createDeepLEngine } from './deepl.js';
+import { createLibreTranslateEngine } from './libreTranslate.js';
+import { createOpenAiEngine } from './openai.js';
+
+export { createDeepLEngine } from './deepl.js';
+export { createLibreTranslateEngine } from './libreTranslate.js';
+export { createOpenAiEngine } from './openai.js';
+export { testModeEngine } from './testStandIn.js';
+
+/** What a live request without a usable engine is told (502 detail): the setting to add. */
+export interface MissingEngineSetting {
+  missingSetting: string;
+}
+
+export function createTranslationEngine(config: Config['engines']): TranslationEngine | MissingEngineSetting {
+  switch (config.translation) {
+    case 'openai':
+      if (!config.openai.apiKey) return { missingSetting: 'OPENAI_API_KEY' };
+      return createOpenAiEngine({
+        apiKey: config.openai.apiKey,
+        baseUrl: config.openai.baseUrl,
+        model: config.openai.translationModel,
+      });
+    case 'deepl':
+      if (!config.deepl.apiKey) return { missingSetting: 'DEEPL_API_KEY' };
+      return createDeepLEngine({ apiKey: config.deepl.apiKey, baseUrl: config.deepl.baseUrl });
+    case 'libretranslate':
+      if (!config.libreTranslate.url) return { missingSetting: 'LIBRETRANSLATE_URL' };
+      return createLibreTranslateEngine({ url: config.libreTranslate.url, apiKey: config.libreTranslate.apiKey });
+    default:
+      return { missingSetting: 'TRANSLATION_ENGINE with OPENAI_API_KEY, DEEPL_API_KEY or LIBRETRANSLATE_URL' };
+  }
+}
