@@ -3,6 +3,7 @@ import type { AppContext } from './appContext.js';
 import { errorHandler } from './http/errorHandler.js';
 import { requestLog } from './http/requestLog.js';
 import { operationsRouter } from './http/router.js';
+import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
 
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
@@ -16,6 +17,7 @@ export function createApp(app: AppContext): express.Express {
   server.use(express.json({ limit: JSON_BODY_LIMIT }));
   server.use(express.urlencoded({ extended: false, limit: '64kb' }));
   server.use(docsRouter());
+  server.use(chatPageRouter());
   server.use(operationsRouter(app));
   server.use(errorHandler());
   return server;

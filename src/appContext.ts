@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import type { EventBus } from './events/bus.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConfiguredEngine } from './translation/translateTexts.js';
 
@@ -14,4 +15,8 @@ export interface AppContext {
   adminToken: string;
   /** The live text translation engine, or the setting that is missing for one. */
   translationEngine: ConfiguredEngine;
+  /** Delivers stored and ephemeral events to the streams open in this process. */
+  events: EventBus;
+  /** Aborted when the server stops: long-lived streams and sockets end themselves. */
+  shutdown: AbortSignal;
 }

@@ -15,6 +15,8 @@ export interface Config {
   /** Validate every response against the contract (tests switch this on; a violation becomes a 500). */
   validateResponses: boolean;
   rateLimit: { requestsPerWindow: number; windowMs: number };
+  /** Comment lines that keep idle event streams open through proxies. */
+  sseHeartbeatMs: number;
   engines: {
     translation: TranslationEngineName | undefined;
     openai: { apiKey: string | undefined; baseUrl: string | undefined; realtimeUrl: string; translationModel: string };
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
       requestsPerWindow: integer('RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
       windowMs: 60_000,
     },
+    sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     engines: {
       translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),
       openai,

@@ -24,6 +24,7 @@ export const errors = {
   invalidApiKey: () => new ApiError(401, 'invalid API key: unknown, revoked or expired'),
   invalidAdminToken: () => new ApiError(401, 'invalid admin token'),
   invalidCallKey: () => new ApiError(401, 'missing or invalid X-Call-Key for this call'),
+  invalidChatKey: () => new ApiError(401, 'missing or invalid X-Chat-Key: this chat link is no longer valid'),
   paymentRequired: () => new ApiError(402, 'the prepaid balance has run out; add credit to continue'),
   missingScope: (scope: string) => new ApiError(403, `missing scope: ${scope}`),
   notFound: (what = 'resource') => new ApiError(404, `${what} not found`),

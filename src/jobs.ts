@@ -2,14 +2,17 @@
 // running it at once do no harm.
 import type { AppContext } from './appContext.js';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency.js';
+import { eraseExpiredData } from './sessions/retention.js';
 
+// Retention is counted in days; erasing within the hour is soon enough.
 const HOUR_MS = 60 * 60 * 1000;
 
 export function startPeriodicJobs(app: AppContext, everyMs = HOUR_MS): () => void {
   const run = async () => {
     try {
       const purged = await purgeExpiredIdempotencyKeys(app.db);
-      if (purged) app.logger.info({ purged }, 'expired idempotency keys purged');
+      const erased = await eraseExpiredData(app.db);
+      app.logger.info({ idempotencyKeys: purged, ...erased }, 'expired data erased');
     } catch (err) {
       app.logger.error({ err }, 'periodic job failed');
     }

@@ -8,6 +8,7 @@ import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { LocalEventBus } from './events/bus.js';
 import { startPeriodicJobs } from './jobs.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { createTranslationEngine } from './translation/engines/index.js';
@@ -38,7 +39,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const { adminToken, banner } = await bootstrap(database.knex, config);
     const rateLimits = new MemoryRateLimitStore();
     const translationEngine = createTranslationEngine(config.engines);
-    const app: AppContext = { config, db: database.knex, logger, rateLimits, adminToken, translationEngine };
+    const shutdown = new AbortController();
+    const app: AppContext = {
+      config,
+      db: database.knex,
+      logger,
+      rateLimits,
+      adminToken,
+      translationEngine,
+      events: new LocalEventBus(),
+      shutdown: shutdown.signal,
+    };
     const stopJobs = startPeriodicJobs(app);
 
     const httpServer = http.createServer(createApp(app));
@@ -50,8 +61,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
 
     const stop = async () => {
-      // Stop accepting, let in-flight requests finish, drop idle keep-alive sockets.
+      // Stop accepting, let in-flight requests finish, end streams, drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      shutdown.abort();
       httpServer.closeIdleConnections();
       await closed;
       stopJobs();

@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { rotateCustomerLink } from '../../src/sessions/sessions.js';
 
-export default notImplemented('createCustomerLink');
+export default defineHandler<'createCustomerLink'>(async ({ app, principal, params }) => ({
+  status: 200,
+  body: await rotateCustomerLink(app, requirePrincipal(principal), params.session_id),
+}));

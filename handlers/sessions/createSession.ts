@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { createSession } from '../../src/sessions/sessions.js';
 
-export default notImplemented('createSession');
+export default defineHandler<'createSession'>(async ({ app, principal, body }) => ({
+  status: 201,
+  body: await createSession(app, requirePrincipal(principal), body),
+}));

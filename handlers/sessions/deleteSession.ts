@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { deleteSession } from '../../src/sessions/sessions.js';
 
-export default notImplemented('deleteSession');
+export default defineHandler<'deleteSession'>(async ({ app, principal, params }) => {
+  await deleteSession(app, requirePrincipal(principal), params.session_id);
+  return { status: 204, body: undefined };
+});

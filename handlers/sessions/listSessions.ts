@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { listSessions } from '../../src/sessions/sessions.js';
 
-export default notImplemented('listSessions');
+export default defineHandler<'listSessions'>(async ({ app, principal, query }) => ({
+  status: 200,
+  body: await listSessions(app.db, requirePrincipal(principal), query),
+}));

@@ -1,3 +1,9 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { findSession } from '../../src/sessions/sessions.js';
+import { streamSessionEvents } from '../../src/sessions/streams.js';
 
-export default notImplemented('streamSession');
+export default defineHandler<'streamSession'>(async ({ app, principal, params, req, res }) => {
+  const session = await findSession(app.db, requirePrincipal(principal), params.session_id);
+  await streamSessionEvents(app, session, req, res);
+  return { sent: true };
+});

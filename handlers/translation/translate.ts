@@ -3,10 +3,5 @@ import { translateTexts } from '../../src/translation/translateTexts.js';
 
 export default defineHandler<'translate'>(async ({ app, principal, body, requestRef }) => ({
   status: 200,
-  body: await translateTexts(
-    { db: app.db, engine: app.translationEngine },
-    requirePrincipal(principal),
-    body,
-    requestRef,
-  ),
+  body: await translateTexts(app, requirePrincipal(principal), body, requestRef),
 }));

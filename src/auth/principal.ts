@@ -22,4 +22,7 @@ export interface ApiPrincipal {
   rateLimitKey: string;
 }
 
-export const isLive = (principal: Pick<ApiPrincipal, 'mode'>) => principal.mode === 'live';
+/** Who pays for billable work: an organization in one mode (an API key, or a customer of a session). */
+export type Payer = Pick<ApiPrincipal, 'orgId' | 'mode'>;
+
+export const isLive = (payer: Pick<Payer, 'mode'>) => payer.mode === 'live';

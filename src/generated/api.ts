@@ -162,6 +162,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chat/public/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open the chat as the customer
+         * @description The session as the customer sees it; records that the customer was seen (`customer_last_seen_at`).
+         */
+        get: operations["joinChat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/public/{session_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation, as the customer reads it
+         * @description Same paging as the agents' list (`after`, `limit`, `cursor`).
+         */
+        get: operations["listChatMessages"];
+        put?: never;
+        /**
+         * Post a message as the customer
+         * @description Translated for the agents. A closed session 409; a live organization whose prepaid balance has run out 402.
+         */
+        post: operations["postChatMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/public/{session_id}/messages/{message_id}/audio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Play back a voice message as the customer */
+        get: operations["getChatMessageAudio"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/public/{session_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live updates for the customer's page
+         * @description Server-sent events of the session as the customer may see them (`message.created`,
+         *     `session.typing` of the agents, `session.updated`, `session.closed`), without the
+         *     organization's metadata. The stream ends when the session is deleted or a new customer link
+         *     makes this key invalid. Read it with `fetch` (the key travels in `X-Chat-Key`, not the URL).
+         */
+        get: operations["streamChat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/public/{session_id}/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say that the customer is typing
+         * @description Emits `session.typing` with sender `customer`; nothing is stored. A closed session 409.
+         */
+        post: operations["postChatTyping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/public/{session_id}/voice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a voice message as the customer
+         * @description As `POST /v1/sessions/{session_id}/voice` with `sender` customer.
+         */
+        post: operations["postChatVoiceMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -534,6 +658,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/messages/{message_id}/audio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Play back a voice message
+         * @description The recording of a voice message, as uploaded, while it is kept (`retention_days`). A text message or an erased recording: 404. Scope: `sessions:read`.
+         */
+        get: operations["getMessageAudio"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/stream": {
         parameters: {
             query?: never;
@@ -788,6 +932,32 @@ export interface components {
         CallSideSettingsIn: {
             language?: components["schemas"]["NullableLanguage"];
             name?: string | null;
+        };
+        ChatJoinOut: {
+            agent_language: string;
+            agent_name: string;
+            /** Format: date-time */
+            closed_at: string | null;
+            /** @description The organization the chat is with. */
+            company: string;
+            customer_language: string | null;
+            customer_name: string | null;
+            id: string;
+            /** @enum {string} */
+            status: "open" | "closed";
+        };
+        ChatMessageIn: {
+            author_name?: string | null;
+            language?: components["schemas"]["NullableLanguage"];
+            text: string;
+        };
+        ChatVoiceMessageIn: {
+            /**
+             * Format: binary
+             * @description WebM, Ogg, MP4/M4A, MP3 or WAV; up to two minutes and 10 MB.
+             */
+            audio: string;
+            author_name?: string | null;
         };
         DialIn: {
             /**
@@ -1156,6 +1326,11 @@ export interface components {
          * @example ck_4fG7hJ2kL9mN3pQ6rS8tV1wX5yZ0aB2c
          */
         CallKeyHeader: string;
+        /**
+         * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+         * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+         */
+        ChatKeyHeader: string;
         /** @description Only objects with this `external_id`. */
         ExternalIdFilter: string;
         /**
@@ -1169,6 +1344,8 @@ export interface components {
         /** @description Resume after this event (browsers send it when they reconnect). */
         LastEventId: string;
         ListLimit: number;
+        /** @example 1 */
+        MessageId: number;
         /** @example org_3kTMd9Qx7LpA2vWz */
         OrgId: string;
         /** @example ses_5tRk8Wq2NmX7cV4b */
@@ -1479,6 +1656,265 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
+        };
+    };
+    joinChat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's view of the session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ses_5tRk8Wq2NmX7cV4b",
+                     *       "company": "Acme Support",
+                     *       "status": "open",
+                     *       "agent_name": "Alice",
+                     *       "agent_language": "en",
+                     *       "customer_name": "Matti",
+                     *       "customer_language": "fi",
+                     *       "closed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChatJoinOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listChatMessages: {
+        parameters: {
+            query?: {
+                after?: number;
+                limit?: number;
+            };
+            header?: {
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiMessagesOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    postChatMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Hei, tilaukseni on myöhässä."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChatMessageIn"];
+            };
+        };
+        responses: {
+            /** @description The stored message. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiMessageOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            502: components["responses"]["BadGateway"];
+        };
+    };
+    getChatMessageAudio: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example 1 */
+                message_id: components["parameters"]["MessageId"];
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/*": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
+    streamChat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume after this event (browsers send it when they reconnect). */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postChatTyping: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Announced. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    postChatVoiceMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The key from the fragment (`#k=`) of the session's `customer_url`. Missing or wrong: 401.
+                 * @example chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De
+                 */
+                "X-Chat-Key"?: components["parameters"]["ChatKeyHeader"];
+            };
+            path: {
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ChatVoiceMessageIn"];
+            };
+        };
+        responses: {
+            /** @description The stored voice message. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiMessageOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            502: components["responses"]["BadGateway"];
         };
     };
     getHealth: {
@@ -2337,6 +2773,36 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
+        };
+    };
+    getMessageAudio: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                message_id: components["parameters"]["MessageId"];
+                /** @example ses_5tRk8Wq2NmX7cV4b */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/*": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     streamSession: {

@@ -21,15 +21,23 @@ import endCall from '../../handlers/calls/endCall.js';
 import endCallSide from '../../handlers/call-sides/endCallSide.js';
 import getAccount from '../../handlers/account/getAccount.js';
 import getCall from '../../handlers/calls/getCall.js';
+import getChatMessageAudio from '../../handlers/chat-customer/getChatMessageAudio.js';
 import getHealth from '../../handlers/system/getHealth.js';
+import getMessageAudio from '../../handlers/sessions/getMessageAudio.js';
 import getReadiness from '../../handlers/system/getReadiness.js';
 import getSession from '../../handlers/sessions/getSession.js';
 import joinCall from '../../handlers/call-sides/joinCall.js';
+import joinChat from '../../handlers/chat-customer/joinChat.js';
 import listCalls from '../../handlers/calls/listCalls.js';
+import listChatMessages from '../../handlers/chat-customer/listChatMessages.js';
 import listMessages from '../../handlers/sessions/listMessages.js';
 import listSessions from '../../handlers/sessions/listSessions.js';
+import postChatMessage from '../../handlers/chat-customer/postChatMessage.js';
+import postChatTyping from '../../handlers/chat-customer/postChatTyping.js';
+import postChatVoiceMessage from '../../handlers/chat-customer/postChatVoiceMessage.js';
 import revokeOAuthToken from '../../handlers/oauth/revokeOAuthToken.js';
 import sendTyping from '../../handlers/sessions/sendTyping.js';
+import streamChat from '../../handlers/chat-customer/streamChat.js';
 import streamEvents from '../../handlers/events/streamEvents.js';
 import streamSession from '../../handlers/sessions/streamSession.js';
 import translate from '../../handlers/translation/translate.js';
@@ -237,6 +245,16 @@ export const operationTable: readonly OperationEntry[] = [
     handler: getCall,
   },
   {
+    operationId: 'getChatMessageAudio',
+    method: 'get',
+    path: '/chat/public/{session_id}/messages/{message_id}/audio',
+    expressPath: '/chat/public/:session_id/messages/:message_id/audio',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: getChatMessageAudio,
+  },
+  {
     operationId: 'getHealth',
     method: 'get',
     path: '/healthz',
@@ -245,6 +263,16 @@ export const operationTable: readonly OperationEntry[] = [
     scope: null,
     auth: 'none',
     handler: getHealth,
+  },
+  {
+    operationId: 'getMessageAudio',
+    method: 'get',
+    path: '/v1/sessions/{session_id}/messages/{message_id}/audio',
+    expressPath: '/v1/sessions/:session_id/messages/:message_id/audio',
+    tag: 'sessions',
+    scope: 'sessions:read',
+    auth: 'api',
+    handler: getMessageAudio,
   },
   {
     operationId: 'getReadiness',
@@ -277,6 +305,16 @@ export const operationTable: readonly OperationEntry[] = [
     handler: joinCall,
   },
   {
+    operationId: 'joinChat',
+    method: 'get',
+    path: '/chat/public/{session_id}',
+    expressPath: '/chat/public/:session_id',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: joinChat,
+  },
+  {
     operationId: 'listCalls',
     method: 'get',
     path: '/v1/calls',
@@ -285,6 +323,16 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'calls:read',
     auth: 'api',
     handler: listCalls,
+  },
+  {
+    operationId: 'listChatMessages',
+    method: 'get',
+    path: '/chat/public/{session_id}/messages',
+    expressPath: '/chat/public/:session_id/messages',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: listChatMessages,
   },
   {
     operationId: 'listMessages',
@@ -307,6 +355,36 @@ export const operationTable: readonly OperationEntry[] = [
     handler: listSessions,
   },
   {
+    operationId: 'postChatMessage',
+    method: 'post',
+    path: '/chat/public/{session_id}/messages',
+    expressPath: '/chat/public/:session_id/messages',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: postChatMessage,
+  },
+  {
+    operationId: 'postChatTyping',
+    method: 'post',
+    path: '/chat/public/{session_id}/typing',
+    expressPath: '/chat/public/:session_id/typing',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: postChatTyping,
+  },
+  {
+    operationId: 'postChatVoiceMessage',
+    method: 'post',
+    path: '/chat/public/{session_id}/voice',
+    expressPath: '/chat/public/:session_id/voice',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: postChatVoiceMessage,
+  },
+  {
     operationId: 'revokeOAuthToken',
     method: 'post',
     path: '/oauth2/revoke',
@@ -325,6 +403,16 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'sessions:write',
     auth: 'api',
     handler: sendTyping,
+  },
+  {
+    operationId: 'streamChat',
+    method: 'get',
+    path: '/chat/public/{session_id}/stream',
+    expressPath: '/chat/public/:session_id/stream',
+    tag: 'chat-customer',
+    scope: null,
+    auth: 'chatKey',
+    handler: streamChat,
   },
   {
     operationId: 'streamEvents',

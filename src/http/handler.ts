@@ -31,9 +31,9 @@ export type HandlerResult<K extends OperationId> = {
   [S in SuccessStatus<K>]: { status: S; body: ResponseBody<Op<K>['responses'][S]>; headers?: Record<string, string> };
 }[SuccessStatus<K>];
 
-/** A handler that wrote the response itself (server-sent event streams). */
-export interface Streamed {
-  streamed: true;
+/** A handler that wrote the response itself (event streams, audio). */
+export interface SentByHandler {
+  sent: true;
 }
 
 export interface HandlerInput<K extends OperationId> {
@@ -49,7 +49,7 @@ export interface HandlerInput<K extends OperationId> {
   res: Response;
 }
 
-export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<HandlerResult<K> | Streamed>;
+export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<HandlerResult<K> | SentByHandler>;
 
 export function defineHandler<K extends OperationId>(handler: Handler<K>): Handler<K> {
   return handler;
@@ -75,15 +75,15 @@ export interface OperationEntry {
   expressPath: string;
   tag: string;
   scope: string | null;
-  auth: 'api' | 'callKey' | 'admin' | 'none';
+  auth: 'api' | 'callKey' | 'chatKey' | 'admin' | 'none';
   // Method syntax on purpose: each handler is typed against its own operation, and the table, which
   // only calls it with what the validator let through, accepts them all.
-  handler(input: UntypedHandlerInput): Promise<{ status: number; body?: unknown; headers?: Record<string, string> } | Streamed>;
+  handler(input: UntypedHandlerInput): Promise<{ status: number; body?: unknown; headers?: Record<string, string> } | SentByHandler>;
 }
 
 interface UntypedHandlerInput {
   app: AppContext;
-  params: Record<string, string>;
+  params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: unknown;
   principal: ApiPrincipal | undefined;

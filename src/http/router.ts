@@ -19,6 +19,7 @@ export function operationsRouter(app: AppContext): express.Router {
     api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app), requireScope(op.scope!)],
     admin: () => [authenticateAdmin(app)],
     callKey: () => [],
+    chatKey: () => [],
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 
@@ -35,7 +36,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
     const run = (requestRef: string | null) =>
       op.handler({
         app,
-        params: req.params as Record<string, string>,
+        params: req.params,
         query: req.query,
         body: req.body,
         principal: req.principal,
@@ -55,7 +56,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       requestFingerprint(req.method, req.path, req.body),
       async () => {
         const result = await run(requestRefFor(principalKey, idempotencyKey));
-        if ('streamed' in result) throw new Error(`${op.operationId} streams and cannot be idempotent`);
+        if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);
         return result;
       },
     );
@@ -64,7 +65,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
 }
 
 function send(res: Response, result: Awaited<ReturnType<OperationEntry['handler']>>) {
-  if ('streamed' in result) return;
+  if ('sent' in result) return;
   if (result.headers) res.set(result.headers);
   if (result.body === undefined) res.status(result.status).end();
   else res.status(result.status).json(result.body);

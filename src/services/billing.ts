@@ -1,6 +1,6 @@
 // What billable work costs and who pays: the 402 check before work starts, and the charge after.
 import type { Knex } from 'knex';
-import { isLive, type ApiPrincipal } from '../auth/principal.js';
+import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { recordLedgerEntry, type LedgerKind } from './ledger.js';
 import { getOrganization, type OrganizationRow } from './organizations.js';
@@ -9,9 +9,9 @@ import { getOrganization, type OrganizationRow } from './organizations.js';
  * The paying organization; refuses (402) live billable work once a prepaid balance is used up.
  * Invoiced organizations (no balance) and test mode are never refused for money.
  */
-export async function fundedPayer(db: Knex, principal: ApiPrincipal): Promise<OrganizationRow> {
-  const org = await getOrganization(db, principal.orgId);
-  if (isLive(principal) && org.balance_micros !== null && org.balance_micros <= 0) throw errors.paymentRequired();
+export async function fundedPayer(db: Knex, payer: Payer): Promise<OrganizationRow> {
+  const org = await getOrganization(db, payer.orgId);
+  if (isLive(payer) && org.balance_micros !== null && org.balance_micros <= 0) throw errors.paymentRequired();
   return org;
 }
 
@@ -33,12 +33,12 @@ export interface Usage {
 }
 
 /** Charges live usage through the ledger; returns what was charged (0 in test mode). */
-export async function chargeUsage(db: Knex, principal: ApiPrincipal, usage: Usage) {
-  if (!isLive(principal) || usage.quantity === 0) return { quantity: 0, costMicros: 0 };
+export async function chargeUsage(db: Knex, payer: Payer, usage: Usage) {
+  if (!isLive(payer) || usage.quantity === 0) return { quantity: 0, costMicros: 0 };
   const entry = await db.transaction((trx) =>
     recordLedgerEntry(trx, {
-      orgId: principal.orgId,
-      mode: principal.mode,
+      orgId: payer.orgId,
+      mode: payer.mode,
       kind: usage.kind,
       quantity: usage.quantity,
       amountMicros: -usage.costMicros,

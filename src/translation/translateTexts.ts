@@ -1,6 +1,6 @@
 // POST /v1/translate: which texts need an engine, the engine call, the cache, and the charge.
 import type { Knex } from 'knex';
-import { isLive, type ApiPrincipal } from '../auth/principal.js';
+import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { fromMicros } from '../money.js';
 import { chargeUsage, fundedPayer, textCostMicros } from '../services/billing.js';
@@ -39,7 +39,7 @@ export type ConfiguredEngine = TranslationEngine | { missingSetting: string };
 
 export interface TranslateDeps {
   db: Knex;
-  engine: ConfiguredEngine;
+  translationEngine: ConfiguredEngine;
 }
 
 interface PlannedText {
@@ -132,7 +132,7 @@ async function callEngine(engine: TranslationEngine, request: Parameters<Transla
 
 export async function translateTexts(
   deps: TranslateDeps,
-  principal: ApiPrincipal,
+  payer: Payer,
   input: TranslateInput,
   requestRef: string | null,
 ): Promise<TranslateOut> {
@@ -140,15 +140,15 @@ export async function translateTexts(
   assertWithinTotal(texts);
   const planned = plan(input, texts);
   const needsEngine = planned.some((item) => !item.keep);
-  const live = isLive(principal);
+  const live = isLive(payer);
 
-  const org = live && needsEngine ? await fundedPayer(deps.db, principal) : await getOrganization(deps.db, principal.orgId);
-  const engine = live ? liveEngine(deps.engine) : testModeEngine;
+  const org = live && needsEngine ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
+  const engine = live ? liveEngine(deps.translationEngine) : testModeEngine;
   const { results, charactersTranslated } = needsEngine
     ? await translatePending(deps.db, engine, input, planned, live)
     : { results: new Map<number, EngineTranslation>(), charactersTranslated: 0 };
 
-  const charge = await chargeUsage(deps.db, principal, {
+  const charge = await chargeUsage(deps.db, payer, {
     kind: 'text',
     quantity: charactersTranslated,
     costMicros: textCostMicros(org, charactersTranslated),

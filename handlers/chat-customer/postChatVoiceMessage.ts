@@ -1,0 +1,3 @@
+import { notImplemented } from '../../src/http/handler.js';
+
+export default notImplemented('postChatVoiceMessage');

@@ -1,0 +1,223 @@
+// Messages of a support chat: stored with the text as written and translations for each side.
+import type { Knex } from 'knex';
+import type { Payer } from '../auth/principal.js';
+import type { EventBus } from '../events/bus.js';
+import { ephemeralEvent, withEvents } from '../events/log.js';
+import { baseLanguage, detectLanguage } from '../translation/language.js';
+import { translateTexts } from '../translation/translateTexts.js';
+import type { AppContext } from '../appContext.js';
+import {
+  assertOpen,
+  DEFAULT_CUSTOMER_NAME,
+  presentSession,
+  sessionEvent,
+  type SessionRow,
+} from './sessions.js';
+
+export type Sender = 'agent' | 'customer';
+
+export interface MessageRow {
+  id: number;
+  session_id: string;
+  sender: Sender;
+  author_name: string;
+  kind: 'text' | 'voice';
+  text: string;
+  language: string | null;
+  agent_text: string;
+  customer_text: string;
+  translations: Record<string, string>;
+  created_at: Date;
+}
+
+export interface VoiceInfo {
+  duration_seconds: number;
+}
+
+export interface MessageOut {
+  id: number;
+  session_id: string;
+  sender: Sender;
+  author_name: string;
+  kind: 'text' | 'voice';
+  text: string;
+  language: string | null;
+  agent_text: string;
+  customer_text: string;
+  translations: Record<string, string>;
+  audio_url: string | null;
+  duration_seconds: number | null;
+  created_at: string;
+}
+
+/** Where a voice message's recording is played back: each side through its own authenticated path. */
+export type AudioPathFor = (message: MessageRow) => string;
+export const agentAudioPath: AudioPathFor = (m) => `/v1/sessions/${m.session_id}/messages/${m.id}/audio`;
+export const customerAudioPath: AudioPathFor = (m) => `/chat/public/${m.session_id}/messages/${m.id}/audio`;
+
+export function presentMessage(row: MessageRow, voice: VoiceInfo | undefined, audioPath: AudioPathFor): MessageOut {
+  return {
+    id: row.id,
+    session_id: row.session_id,
+    sender: row.sender,
+    author_name: row.author_name,
+    kind: row.kind,
+    text: row.text,
+    language: row.language,
+    agent_text: row.agent_text,
+    customer_text: row.customer_text,
+    translations: row.translations,
+    audio_url: row.kind === 'voice' && voice ? audioPath(row) : null,
+    duration_seconds: voice ? voice.duration_seconds : null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine'>;
+
+export interface NewMessage {
+  sender: Sender;
+  text: string;
+  author_name?: string | null;
+  /** As the caller gave it; otherwise detected, otherwise the sender's language in the session. */
+  language?: string | null;
+}
+
+export interface Recording {
+  data: Buffer;
+  mimeType: string;
+  durationSeconds: number;
+}
+
+/** The other side's language, when the session knows it. */
+const otherLanguage = (session: SessionRow, sender: Sender) =>
+  sender === 'agent' ? session.customer_language : session.agent_language;
+
+const authorFor = (session: SessionRow, input: NewMessage) =>
+  input.author_name ?? (input.sender === 'agent' ? session.agent_name : session.customer_name ?? DEFAULT_CUSTOMER_NAME);
+
+/**
+ * Translates the message for the other side (billed as text translation) and stores it. A customer's
+ * first message in a session without `customer_language` teaches the session that language.
+ */
+export async function postMessage(
+  deps: MessageDeps,
+  session: SessionRow,
+  input: NewMessage,
+  kind: 'text' | 'voice',
+  requestRef: string | null,
+  recording?: Recording,
+): Promise<{ row: MessageRow; voice: VoiceInfo | undefined }> {
+  assertOpen(session);
+  const payer: Payer = { orgId: session.org_id, mode: session.mode };
+  const ownLanguage = input.sender === 'agent' ? session.agent_language : session.customer_language;
+  let language = input.language ?? detectLanguage(input.text) ?? ownLanguage;
+  const target = otherLanguage(session, input.sender);
+
+  const translations: Record<string, string> = {};
+  let translated: string | null = null;
+  if (target && baseLanguage(target) !== baseLanguage(language)) {
+    const result = await translateTexts(deps, payer, { target, text: input.text, source: language }, requestRef);
+    const [translation] = result.translations;
+    if (translation.translated) translated = translation.text;
+    language ??= translation.detected_source_language;
+  }
+  if (language) translations[baseLanguage(language) ?? language] = input.text;
+  if (translated !== null && target) translations[baseLanguage(target) ?? target] = translated;
+
+  const learnsCustomerLanguage = input.sender === 'customer' && !session.customer_language && language !== null;
+  const sides = {
+    agent_text: input.sender === 'agent' ? input.text : translated ?? input.text,
+    customer_text: input.sender === 'customer' ? input.text : translated ?? input.text,
+  };
+
+  return withEvents(deps.db, deps.events, async (trx, emit) => {
+    const current = await trx<SessionRow>('sessions').where({ id: session.id }).forUpdate().first();
+    assertOpen(current!);
+    const [row] = await trx<MessageRow>('messages')
+      .insert({
+        session_id: session.id,
+        sender: input.sender,
+        author_name: authorFor(session, input),
+        kind,
+        text: input.text,
+        language,
+        ...sides,
+        translations: JSON.stringify(translations) as never,
+      })
+      .returning('*');
+    const voice = recording ? { duration_seconds: recording.durationSeconds } : undefined;
+    if (recording) {
+      await trx('voice_recordings').insert({
+        message_id: row.id,
+        mime_type: recording.mimeType,
+        duration_seconds: recording.durationSeconds,
+        data: recording.data,
+      });
+    }
+    if (learnsCustomerLanguage) {
+      const [updated] = await trx<SessionRow>('sessions')
+        .where({ id: session.id })
+        .update({ customer_language: language })
+        .returning('*');
+      await emit(sessionEvent(updated, 'session.updated', presentSession(updated)));
+    }
+    if (input.sender === 'customer') {
+      await trx('sessions').where({ id: session.id }).update({ customer_last_seen_at: trx.fn.now() });
+    }
+    await emit({
+      ...sessionEvent(session, 'message.created', presentMessage(row, voice, agentAudioPath)),
+      messageId: row.id,
+    });
+    return { row, voice };
+  });
+}
+
+export interface MessagePage {
+  messages: MessageOut[];
+  cursor: number;
+}
+
+/**
+ * Messages after `after`, oldest first; with `after` 0, the latest `limit` messages. The cursor is the
+ * last id returned, or `after` when nothing is new, so polling with it never skips or repeats.
+ */
+export async function listMessages(
+  db: Knex,
+  sessionId: string,
+  after: number,
+  limit: number,
+  audioPath: AudioPathFor,
+): Promise<MessagePage> {
+  const rows =
+    after > 0
+      ? await db<MessageRow>('messages').where({ session_id: sessionId }).andWhere('id', '>', after).orderBy('id').limit(limit)
+      : (await db<MessageRow>('messages').where({ session_id: sessionId }).orderBy('id', 'desc').limit(limit)).reverse();
+  const voice = await voiceInfo(db, rows);
+  return {
+    messages: rows.map((row) => presentMessage(row, voice.get(row.id), audioPath)),
+    cursor: rows.length ? rows[rows.length - 1].id : after,
+  };
+}
+
+async function voiceInfo(db: Knex, rows: MessageRow[]): Promise<Map<number, VoiceInfo>> {
+  const ids = rows.filter((row) => row.kind === 'voice').map((row) => row.id);
+  if (!ids.length) return new Map();
+  const recordings = await db('voice_recordings').whereIn('message_id', ids).select('message_id', 'duration_seconds');
+  return new Map(recordings.map((r) => [r.message_id, { duration_seconds: r.duration_seconds }]));
+}
+
+export async function recordingOf(db: Knex, sessionId: string, messageId: number) {
+  return db('voice_recordings')
+    .join('messages', 'messages.id', 'voice_recordings.message_id')
+    .where({ 'messages.session_id': sessionId, 'messages.id': messageId })
+    .first('voice_recordings.mime_type', 'voice_recordings.data');
+}
+
+export function announceTyping(events: EventBus, session: SessionRow, sender: Sender, authorName: string | null | undefined) {
+  assertOpen(session);
+  const author = authorName ?? (sender === 'agent' ? session.agent_name : session.customer_name ?? DEFAULT_CUSTOMER_NAME);
+  events.publish(
+    ephemeralEvent(sessionEvent(session, 'session.typing', { session_id: session.id, sender, author_name: author })),
+  );
+}

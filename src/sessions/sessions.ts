@@ -1,0 +1,194 @@
+// Support chat sessions: their rows, what clients see of them, and the state table of the document.
+import type { Knex } from 'knex';
+import type { Mode, Payer } from '../auth/principal.js';
+import { errors } from '../errors.js';
+import type { AppContext } from '../appContext.js';
+import { withEvents } from '../events/log.js';
+import type { Metadata } from '../events/types.js';
+import { hashSecret, newId, newSecret } from '../ids.js';
+
+export interface SessionRow {
+  id: string;
+  org_id: string;
+  mode: Mode;
+  status: 'open' | 'closed';
+  agent_language: string;
+  agent_name: string;
+  customer_language: string | null;
+  customer_name: string | null;
+  customer_last_seen_at: Date | null;
+  customer_key_hash: string;
+  external_id: string | null;
+  metadata: Metadata;
+  retention_days: number | null;
+  created_at: Date;
+  closed_at: Date | null;
+}
+
+export interface SessionOut {
+  id: string;
+  status: 'open' | 'closed';
+  agent_language: string;
+  agent_name: string;
+  customer_language: string | null;
+  customer_name: string | null;
+  customer_last_seen_at: string | null;
+  customer_url: string | null;
+  external_id: string | null;
+  metadata: Metadata;
+  retention_days: number | null;
+  livemode: boolean;
+  created_at: string;
+  closed_at: string | null;
+}
+
+export type SessionDeps = Pick<AppContext, 'db' | 'events' | 'config'>;
+
+export const DEFAULT_AGENT_NAME = 'Agent';
+export const DEFAULT_CUSTOMER_NAME = 'Customer';
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/** The link that opens the chat for the customer; only made (and shown) when its key is made. */
+export const customerUrl = (publicBaseUrl: string, sessionId: string, key: string) =>
+  `${publicBaseUrl}/chat/${sessionId}#k=${key}`;
+
+export function presentSession(row: SessionRow, customerLink: string | null = null): SessionOut {
+  return {
+    id: row.id,
+    status: row.status,
+    agent_language: row.agent_language,
+    agent_name: row.agent_name,
+    customer_language: row.customer_language,
+    customer_name: row.customer_name,
+    customer_last_seen_at: iso(row.customer_last_seen_at),
+    customer_url: customerLink,
+    external_id: row.external_id,
+    metadata: row.metadata,
+    retention_days: row.retention_days,
+    livemode: row.mode === 'live',
+    created_at: row.created_at.toISOString(),
+    closed_at: iso(row.closed_at),
+  };
+}
+
+export interface NewSession {
+  agent_language: string;
+  agent_name?: string | null;
+  customer_language?: string | null;
+  customer_name?: string | null;
+  external_id?: string | null;
+  metadata?: Metadata;
+  retention_days?: number | null;
+}
+
+/** The events of a session carry its metadata; the session object itself is their data. */
+export const sessionEvent = (row: SessionRow, type: string, data: unknown = presentSession(row)) => ({
+  orgId: row.org_id,
+  mode: row.mode,
+  type,
+  metadata: row.metadata,
+  data,
+  sessionId: row.id,
+});
+
+export async function createSession(deps: SessionDeps, payer: Payer, input: NewSession): Promise<SessionOut> {
+  const key = newSecret('chk_');
+  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+    const [created] = await trx<SessionRow>('sessions')
+      .insert({
+        id: newId('ses'),
+        org_id: payer.orgId,
+        mode: payer.mode,
+        status: 'open',
+        agent_language: input.agent_language,
+        agent_name: input.agent_name ?? DEFAULT_AGENT_NAME,
+        customer_language: input.customer_language ?? null,
+        customer_name: input.customer_name ?? null,
+        customer_key_hash: hashSecret(key),
+        external_id: input.external_id ?? null,
+        metadata: JSON.stringify(input.metadata ?? {}) as never,
+        retention_days: input.retention_days ?? null,
+      })
+      .returning('*');
+    await emit(sessionEvent(created, 'session.created'));
+    return created;
+  });
+  return presentSession(row, customerUrl(deps.config.publicBaseUrl, row.id, key));
+}
+
+/** A session of the payer's organization and mode; anything else does not exist for it (404). */
+export async function findSession(db: Knex, payer: Payer, sessionId: string, lock = false): Promise<SessionRow> {
+  const query = db<SessionRow>('sessions').where({ id: sessionId, org_id: payer.orgId, mode: payer.mode });
+  const row = await (lock ? query.forUpdate() : query).first();
+  if (!row) throw errors.notFound('session');
+  return row;
+}
+
+export function assertOpen(session: SessionRow): void {
+  if (session.status !== 'open') throw errors.conflict('the session is closed');
+}
+
+export interface SessionFilter {
+  status?: 'open' | 'closed';
+  external_id?: string;
+  limit?: number;
+}
+
+export async function listSessions(db: Knex, payer: Payer, filter: SessionFilter): Promise<SessionOut[]> {
+  const query = db<SessionRow>('sessions').where({ org_id: payer.orgId, mode: payer.mode });
+  if (filter.status) query.andWhere({ status: filter.status });
+  if (filter.external_id !== undefined) query.andWhere({ external_id: filter.external_id });
+  const rows = await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(filter.limit ?? 50);
+  return rows.map((row) => presentSession(row));
+}
+
+export async function closeSession(deps: SessionDeps, payer: Payer, sessionId: string): Promise<SessionOut> {
+  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+    assertOpen(await findSession(trx, payer, sessionId, true));
+    const [closed] = await trx<SessionRow>('sessions')
+      .where({ id: sessionId })
+      .update({ status: 'closed', closed_at: trx.fn.now() as never })
+      .returning('*');
+    await emit(sessionEvent(closed, 'session.closed'));
+    return closed;
+  });
+  return presentSession(row);
+}
+
+/** A new customer link: the earlier one (and any page or stream opened with it) stops at once. */
+export async function rotateCustomerLink(deps: SessionDeps, payer: Payer, sessionId: string): Promise<SessionOut> {
+  const key = newSecret('chk_');
+  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+    assertOpen(await findSession(trx, payer, sessionId, true));
+    const [updated] = await trx<SessionRow>('sessions')
+      .where({ id: sessionId })
+      .update({ customer_key_hash: hashSecret(key) })
+      .returning('*');
+    await emit(sessionEvent(updated, 'session.link_rotated'));
+    return updated;
+  });
+  return presentSession(row, customerUrl(deps.config.publicBaseUrl, row.id, key));
+}
+
+/** Erases the session, its messages, recordings and the events that carried them, for good. */
+export async function deleteSession(deps: SessionDeps, payer: Payer, sessionId: string): Promise<void> {
+  await withEvents(deps.db, deps.events, async (trx, emit) => {
+    const session = await findSession(trx, payer, sessionId, true);
+    await trx('events').where({ session_id: sessionId }).del();
+    await trx('sessions').where({ id: sessionId }).del();
+    await emit(sessionEvent(session, 'session.deleted', { id: session.id, deleted: true }));
+  });
+}
+
+/** The session a customer's chat key opens; a missing, wrong or superseded key is 401. */
+export async function sessionForCustomer(db: Knex, sessionId: string, key: string | undefined): Promise<SessionRow> {
+  const row = await db<SessionRow>('sessions').where({ id: sessionId }).first();
+  if (!row) throw errors.notFound('session');
+  if (!key || hashSecret(key) !== row.customer_key_hash) throw errors.invalidChatKey();
+  return row;
+}
+
+export async function markCustomerSeen(db: Knex, sessionId: string): Promise<void> {
+  await db('sessions').where({ id: sessionId }).update({ customer_last_seen_at: db.fn.now() });
+}

@@ -1,0 +1,77 @@
+// The three live streams over the event log: the organization's, one session's (for agents), and
+// the customer's view of one session.
+import type { Request, Response } from 'express';
+import type { AppContext } from '../appContext.js';
+import type { Payer } from '../auth/principal.js';
+import { hashSecret } from '../ids.js';
+import { openEventStream } from '../realtime/sse.js';
+import type { BusEvent } from '../events/types.js';
+import type { SessionRow } from './sessions.js';
+
+type StreamDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'shutdown'>;
+
+const everything = () => true;
+const asStored = (event: BusEvent) => event.payload;
+
+export function streamOrganizationEvents(app: StreamDeps, payer: Payer, req: Request, res: Response) {
+  return openEventStream(req, res, {
+    db: app.db,
+    bus: app.events,
+    scope: { orgId: payer.orgId, mode: payer.mode },
+    accept: everything,
+    present: asStored,
+    heartbeatMs: app.config.sseHeartbeatMs,
+    shutdown: app.shutdown,
+  });
+}
+
+export function streamSessionEvents(app: StreamDeps, session: SessionRow, req: Request, res: Response) {
+  return openEventStream(req, res, {
+    db: app.db,
+    bus: app.events,
+    scope: { orgId: session.org_id, mode: session.mode, sessionId: session.id },
+    accept: everything,
+    present: asStored,
+    endAfter: (event) => event.payload.type === 'session.deleted',
+    heartbeatMs: app.config.sseHeartbeatMs,
+    shutdown: app.shutdown,
+  });
+}
+
+const CUSTOMER_EVENT_TYPES = new Set(['message.created', 'session.typing', 'session.updated', 'session.closed']);
+
+/** What the customer may see: no metadata (the organization's own notes), no agent-side internals. */
+function forCustomer(event: BusEvent) {
+  const { metadata: _internal, ...payload } = event.payload;
+  if (payload.type === 'message.created') {
+    const message = payload.data as { session_id: string; id: number; audio_url: string | null };
+    const audio_url = message.audio_url && `/chat/public/${message.session_id}/messages/${message.id}/audio`;
+    return { ...payload, data: { ...message, audio_url } };
+  }
+  if (payload.type === 'session.updated' || payload.type === 'session.closed') {
+    return { ...payload, data: { ...(payload.data as object), metadata: {} } };
+  }
+  return payload;
+}
+
+export function streamCustomerEvents(app: StreamDeps, session: SessionRow, key: string, req: Request, res: Response) {
+  const keyHash = hashSecret(key);
+  return openEventStream(req, res, {
+    db: app.db,
+    bus: app.events,
+    scope: { orgId: session.org_id, mode: session.mode, sessionId: session.id },
+    accept: (event) =>
+      CUSTOMER_EVENT_TYPES.has(event.payload.type) &&
+      !(event.payload.type === 'session.typing' && (event.payload.data as { sender: string }).sender === 'customer'),
+    present: forCustomer,
+    // The stream belongs to the link it was opened with: it ends when that link stops working.
+    endAfter: async (event) => {
+      if (event.payload.type === 'session.deleted') return true;
+      if (event.payload.type !== 'session.link_rotated') return false;
+      const current = await app.db('sessions').where({ id: session.id }).first('customer_key_hash');
+      return current?.customer_key_hash !== keyHash;
+    },
+    heartbeatMs: app.config.sseHeartbeatMs,
+    shutdown: app.shutdown,
+  });
+}

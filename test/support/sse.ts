@@ -1,0 +1,81 @@
+// A server-sent events client for tests: reads the raw stream with fetch, as the customer page does.
+export interface ReceivedEvent {
+  id: string | null;
+  event: string;
+  data: any;
+}
+
+export interface EventStreamClient {
+  status: number;
+  events: ReceivedEvent[];
+  comments: string[];
+  /** Resolves with the first event (already received or still to come) that matches. */
+  waitFor(match: (event: ReceivedEvent) => boolean, timeoutMs?: number): Promise<ReceivedEvent>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+export async function openEventStream(url: string, headers: Record<string, string>): Promise<EventStreamClient> {
+  const controller = new AbortController();
+  const res = await fetch(url, { headers, signal: controller.signal });
+  const events: ReceivedEvent[] = [];
+  const comments: string[] = [];
+  const waiters: Array<() => void> = [];
+  const notify = () => waiters.splice(0).forEach((wake) => wake());
+
+  const ended = (async () => {
+    if (!res.body) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        let boundary: number;
+        while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, boundary);
+          buffer = buffer.slice(boundary + 2);
+          const fields: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line.slice(1).trim());
+            else {
+              const colon = line.indexOf(':');
+              fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
+            }
+          }
+          if (fields.data !== undefined) {
+            events.push({ id: fields.id ?? null, event: fields.event ?? 'message', data: JSON.parse(fields.data) });
+          }
+          notify();
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+    notify();
+  })();
+
+  return {
+    status: res.status,
+    events,
+    comments,
+    ended,
+    close: () => controller.abort(),
+    async waitFor(match, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = events.find(match);
+        if (found) return found;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no matching event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+    },
+  };
+}
