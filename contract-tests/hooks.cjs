@@ -39,6 +39,10 @@ const FETCH_TIMEOUT_MS = Number(process.env.CONTRACT_FETCH_TIMEOUT_MS || 15_000)
 // ---------------------------------------------------------------------------------------------
 const withCall = async (ctx) => ({ params: { call_id: (await ctx.createCall()).id } });
 const withSession = async (ctx) => ({ params: { session_id: (await ctx.createSession()).id } });
+const asCustomer = async (ctx) => {
+  const session = await ctx.createSession();
+  return { params: { session_id: session.id }, headers: { 'X-Chat-Key': ctx.callKeyOf(session.customer_url) } };
+};
 const asCallSide = (side) => async (ctx) => {
   const call = await ctx.createCall();
   return { params: { call_id: call.id }, headers: { 'X-Call-Key': ctx.callKeyOf(call[`${side}_url`]) } };
@@ -72,6 +76,21 @@ const OPERATIONS = {
   'GET /v1/sessions/{session_id}/messages': { prepare: withSession },
   'POST /v1/sessions/{session_id}/messages': { prepare: withSession },
   'POST /v1/sessions/{session_id}/typing': { prepare: withSession },
+  'GET /v1/sessions/{session_id}/messages/{message_id}/audio': {
+    skip: 'needs a voice message; the audio answer is checked by the integration tests',
+  },
+
+  // the customer's chat page (X-Chat-Key from customer_url's #k= fragment)
+  'GET /chat/public/{session_id}': { prepare: asCustomer },
+  'GET /chat/public/{session_id}/messages': { prepare: asCustomer },
+  'POST /chat/public/{session_id}/messages': { prepare: asCustomer },
+  'POST /chat/public/{session_id}/typing': { prepare: asCustomer },
+  'POST /chat/public/{session_id}/voice': {
+    skip: 'multipart audio upload: the contract has no example body and Dredd sends text bodies only',
+  },
+  'GET /chat/public/{session_id}/messages/{message_id}/audio': {
+    skip: 'needs a voice message; the audio answer is checked by the integration tests',
+  },
   'POST /v1/sessions/{session_id}/voice': {
     skip: 'multipart audio upload: the contract has no example body and Dredd sends text bodies only',
   },
@@ -160,9 +179,10 @@ const ctx = {
     return { id: created.id, key: created.key };
   },
   createCall: (overrides = {}, mode = 'test') =>
-    ctx.api('POST', '/v1/calls', { agent_language: 'en', agent_name: 'Alice', customer_language: 'fi', customer_name: 'Matti', video: false, ...overrides }, 201, mode),
+    ctx.api('POST', '/v1/calls', { agent_language: 'en', agent_name: 'Alice', customer_language: 'fi', customer_name: 'Matti', video: false, metadata: { ticket: 4711, priority: 'high' }, ...overrides }, 201, mode),
   createSession: (overrides = {}, mode = 'test') =>
-    ctx.api('POST', '/v1/sessions', { agent_language: 'en', agent_name: 'Alice', customer_name: 'Matti', ...overrides }, 201, mode),
+    // Dredd turns the contract's examples into required keys, so objects carry the examples' metadata.
+    ctx.api('POST', '/v1/sessions', { agent_language: 'en', agent_name: 'Alice', customer_name: 'Matti', metadata: { ticket: 4711 }, ...overrides }, 201, mode),
   /** The key in a link's fragment (`#k=...`). */
   callKeyOf(url) {
     const match = /#k=([^&]+)/.exec(url || '');
