@@ -11,6 +11,10 @@ export interface Config {
   adminToken: string | undefined;
   redisUrl: string | undefined;
   audioSocketPort: number;
+  /** The host a PBX dials for AudioSocket lines (phone-line answers). */
+  audioSocketHost: string;
+  /** RTCIceServer entries handed to call sides for the video connection. */
+  iceServers: Array<{ urls: string | string[]; username?: string; credential?: string }>;
   logLevel: string;
   /** Validate every response against the contract (tests switch this on; a violation becomes a 500). */
   validateResponses: boolean;
@@ -75,6 +79,21 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return raw as T;
   };
+  const iceServers = () => {
+    const raw = text('ICE_SERVERS');
+    if (raw === undefined) return [];
+    try {
+      const parsed = JSON.parse(raw);
+      const valid =
+        Array.isArray(parsed) &&
+        parsed.every((entry) => entry && (typeof entry.urls === 'string' || Array.isArray(entry.urls)));
+      if (!valid) throw new Error();
+      return parsed;
+    } catch {
+      problems.push('ICE_SERVERS must be a JSON array of RTCIceServer objects, e.g. [{"urls":"stun:stun.example.org:3478"}]');
+      return [];
+    }
+  };
   const flag = (name: string) => ['1', 'true', 'yes'].includes((text(name) ?? '').toLowerCase());
 
   const port = integer('PORT', 8080, 0, 65535);
@@ -102,15 +121,18 @@ export function loadConfig(env: Env = process.env): Config {
         ? 'libretranslate'
         : undefined;
 
+  const publicBaseUrl = url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',
-    publicBaseUrl: url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    publicBaseUrl,
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: text('DATA_DIR') ?? './data',
     adminToken,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
+    audioSocketHost: text('AUDIOSOCKET_HOST') ?? new URL(publicBaseUrl).hostname,
+    iceServers: iceServers(),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info') ?? 'info',
     validateResponses: flag('VALIDATE_RESPONSES'),
     rateLimit: {

@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { createCall } from '../../src/calls/calls.js';
 
-export default notImplemented('createCall');
+export default defineHandler<'createCall'>(async ({ app, principal, body }) => ({
+  status: 201,
+  body: await createCall(app, requirePrincipal(principal), body),
+}));

@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { findCall, newPhoneLine } from '../../src/calls/calls.js';
 
-export default notImplemented('createPhoneLine');
+export default defineHandler<'createPhoneLine'>(async ({ app, principal, params, body }) => {
+  const call = await findCall(app.db, requirePrincipal(principal), params.call_id);
+  return { status: 200, body: await newPhoneLine(app, call, body?.side ?? 'customer') };
+});

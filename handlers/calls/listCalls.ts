@@ -1,3 +1,7 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { listCalls } from '../../src/calls/calls.js';
 
-export default notImplemented('listCalls');
+export default defineHandler<'listCalls'>(async ({ app, principal, query }) => ({
+  status: 200,
+  body: await listCalls(app.db, requirePrincipal(principal), query),
+}));

@@ -898,11 +898,29 @@ export interface components {
             cursor: number;
             messages: components["schemas"]["ApiMessageOut"][];
         };
-        CallCreated: components["schemas"]["CallOut"] & {
-            /** @description The agent's own link; returned only at creation. */
+        /** @description All fields of the call, plus both sides' links (returned only here). */
+        CallCreated: {
+            agent_language: components["schemas"]["Language"];
+            agent_name: string;
+            /** @description The agent's own link; returned only at creation, so it must be kept. */
             agent_url: string;
+            /** Format: date-time */
+            created_at: string;
+            customer_language: components["schemas"]["NullableLanguage"];
+            customer_name: string | null;
             /** @description The customer's own link; returned only at creation. */
             customer_url: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            external_id: string | null;
+            id: string;
+            /** @default true */
+            livemode: boolean;
+            metadata: components["schemas"]["Metadata"];
+            /** @enum {string} */
+            status: "open" | "ended";
+            support_session_id: string | null;
+            video: boolean;
         };
         CallLinkIn: {
             side: components["schemas"]["Side"];

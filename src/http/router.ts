@@ -53,7 +53,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       app.db,
       principalKey,
       idempotencyKey,
-      requestFingerprint(req.method, req.path, req.body),
+      requestFingerprint(req.method, req.path, req.body, uploadedFiles(req)),
       async () => {
         const result = await run(requestRefFor(principalKey, idempotencyKey));
         if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);
@@ -63,6 +63,9 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
     send(res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
 }
+
+const uploadedFiles = (req: Request): Buffer[] =>
+  Array.isArray(req.files) ? req.files.map((file: { buffer: Buffer }) => file.buffer) : [];
 
 function send(res: Response, result: Awaited<ReturnType<OperationEntry['handler']>>) {
   if ('sent' in result) return;

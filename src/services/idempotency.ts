@@ -36,8 +36,13 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
-export const requestFingerprint = (method: string, path: string, body: unknown) =>
-  createHash('sha256').update(JSON.stringify([method, path, canonical(body ?? null)])).digest('hex');
+/** What makes two requests "the same": method, path, body, and the bytes of uploaded files. */
+export const requestFingerprint = (method: string, path: string, body: unknown, files: Buffer[] = []) =>
+  createHash('sha256')
+    .update(JSON.stringify([method, path, canonical(body ?? null), files.map(digest)]))
+    .digest('hex');
+
+const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 /** The ledger's `request_ref` for work done under an idempotency key. */
 export const requestRefFor = (principalKey: string, idempotencyKey: string) =>

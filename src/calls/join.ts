@@ -1,0 +1,58 @@
+// What a side learns when it opens its link (JoinOut), and the media credentials in it. The stream
+// token and the listen unlock are derived from the side's key hash, so a new link invalidates them.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Knex } from 'knex';
+import { getOrganization } from '../services/organizations.js';
+import type { Config } from '../config.js';
+import { keyHashOf, languageOf, nameOf, otherSide, type CallRow, type Side } from './calls.js';
+
+type Purpose = 'stream' | 'listen';
+
+/** `ch_<call id without prefix>_<a|c>`: the channel a side's voice goes into. */
+export const channelId = (callId: string, side: Side) => `ch_${callId.replace(/^call_/, '')}_${side === 'agent' ? 'a' : 'c'}`;
+
+export function parseChannelId(channel: string): { callId: string; side: Side } | null {
+  const match = /^ch_([0-9A-Za-z]+)_([ac])$/.exec(channel);
+  return match ? { callId: `call_${match[1]}`, side: match[2] === 'a' ? 'agent' : 'customer' } : null;
+}
+
+export function mediaSecret(call: CallRow, side: Side, purpose: Purpose): string {
+  return createHmac('sha256', keyHashOf(call, side)).update(`${purpose}:${call.id}:${side}`).digest('base64url');
+}
+
+export function verifyMediaSecret(call: CallRow, side: Side, purpose: Purpose, presented: string | null): boolean {
+  if (!presented) return false;
+  const expected = Buffer.from(mediaSecret(call, side, purpose));
+  const given = Buffer.from(presented);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+export const isReady = (call: CallRow) => call.status === 'open' && call.customer_language !== null;
+
+export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side) {
+  const org = await getOrganization(db, call.org_id);
+  const other = otherSide(side);
+  const ready = isReady(call);
+  // A side hears the other's voice: its listen channel is the other side's stream channel.
+  const streamChannel = channelId(call.id, side);
+  const listenChannel = channelId(call.id, other);
+  return {
+    id: call.id,
+    company: org.name,
+    role: side,
+    status: call.status,
+    video: call.video,
+    ready,
+    my_language: languageOf(call, side),
+    my_name: nameOf(call, side),
+    other_language: languageOf(call, other),
+    other_name: nameOf(call, other),
+    ice_servers: config.iceServers,
+    stream: ready
+      ? { channel_id: streamChannel, path: `/media/stream/${streamChannel}`, source_id: side, token: mediaSecret(call, side, 'stream') }
+      : null,
+    listen: ready
+      ? { channel_id: listenChannel, path: `/media/listen/${listenChannel}`, unlock: mediaSecret(call, side, 'listen') }
+      : null,
+  };
+}
