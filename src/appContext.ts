@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import type { ConfiguredTranscription } from './transcription/index.js';
 import type { ConfiguredEngine } from './translation/translateTexts.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
@@ -15,6 +16,8 @@ export interface AppContext {
   adminToken: string;
   /** The live text translation engine, or the setting that is missing for one. */
   translationEngine: ConfiguredEngine;
+  /** The live speech-to-text engine for voice messages, or the setting that is missing for one. */
+  transcriptionEngine: ConfiguredTranscription;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
   /** Aborted when the server stops: long-lived streams and sockets end themselves. */

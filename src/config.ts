@@ -23,7 +23,13 @@ export interface Config {
   sseHeartbeatMs: number;
   engines: {
     translation: TranslationEngineName | undefined;
-    openai: { apiKey: string | undefined; baseUrl: string | undefined; realtimeUrl: string; translationModel: string };
+    openai: {
+      apiKey: string | undefined;
+      baseUrl: string | undefined;
+      realtimeUrl: string;
+      translationModel: string;
+      transcriptionModel: string;
+    };
     deepl: { apiKey: string | undefined; baseUrl: string | undefined };
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
     twilioApiBaseUrl: string | undefined;
@@ -106,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
     realtimeUrl: url('OPENAI_REALTIME_URL', ['ws:', 'wss:']) ?? 'wss://api.openai.com/v1/realtime',
     translationModel: text('OPENAI_TRANSLATION_MODEL') ?? 'gpt-4.1-mini',
+    transcriptionModel: text('OPENAI_TRANSCRIPTION_MODEL') ?? 'gpt-4o-mini-transcribe',
   };
   const deepl = { apiKey: text('DEEPL_API_KEY'), baseUrl: url('DEEPL_BASE_URL', ['http:', 'https:']) };
   const libreTranslate = {

@@ -1,0 +1,110 @@
+// Voice messages: measure the recording, transcribe it (live) or use the placeholder (test), store it
+// as a message translated for the other side, and bill its seconds.
+import type { AppContext } from '../appContext.js';
+import type { Payer } from '../auth/principal.js';
+import { AudioError, inspectAudio, MAX_VOICE_SECONDS, type AudioInfo } from '../audio/inspect.js';
+import { errors } from '../errors.js';
+import { chargeUsage, fundedPayer, voiceCostMicros } from '../services/billing.js';
+import { getOrganization } from '../services/organizations.js';
+import { TranscriptionError, type TranscriptionEngine } from '../transcription/engine.js';
+import type { ConfiguredTranscription } from '../transcription/index.js';
+import { testModeTranscription } from '../transcription/placeholder.js';
+import { postMessage, type Sender } from './messages.js';
+import { assertOpen, type SessionRow } from './sessions.js';
+
+export interface VoiceUpload {
+  data: Buffer;
+  mimeType: string;
+  filename: string;
+}
+
+type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine' | 'transcriptionEngine'>;
+
+const audioProblem = (msg: string, type: string) => errors.invalid([{ loc: ['body', 'audio'], msg, type }]);
+
+async function measure(upload: VoiceUpload): Promise<AudioInfo> {
+  let info: AudioInfo;
+  try {
+    info = await inspectAudio(upload.data, upload.mimeType);
+  } catch (err) {
+    if (!(err instanceof AudioError)) throw err;
+    const messages = {
+      unsupported: 'the file is not audio in a supported format (WebM, Ogg, MP4/M4A, MP3 or WAV)',
+      broken: 'the audio could not be decoded: the file is damaged or incomplete',
+      empty: 'the recording contains no audio',
+    };
+    throw audioProblem(messages[err.reason], `audio_${err.reason}`);
+  }
+  if (info.durationSeconds > MAX_VOICE_SECONDS) {
+    throw audioProblem(
+      `the recording is ${info.durationSeconds.toFixed(1)} seconds long; at most ${MAX_VOICE_SECONDS} seconds are allowed`,
+      'audio_too_long',
+    );
+  }
+  return info;
+}
+
+function liveTranscription(engine: ConfiguredTranscription): TranscriptionEngine {
+  if ('missingSetting' in engine) {
+    throw errors.upstream(`no transcription engine is configured for live mode: set ${engine.missingSetting}`);
+  }
+  return engine;
+}
+
+export async function postVoiceMessage(
+  deps: VoiceDeps,
+  session: SessionRow,
+  upload: VoiceUpload,
+  sender: Sender,
+  authorName: string | null | undefined,
+  requestRef: string | null,
+) {
+  assertOpen(session);
+  const info = await measure(upload);
+  const payer: Payer = { orgId: session.org_id, mode: session.mode };
+  const live = payer.mode === 'live';
+  const org = live ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
+  const engine = live ? liveTranscription(deps.transcriptionEngine) : testModeTranscription;
+  const ownLanguage = sender === 'agent' ? session.agent_language : session.customer_language;
+
+  let transcript;
+  try {
+    transcript = await engine.transcribe(
+      { data: upload.data, mimeType: info.mimeType, filename: upload.filename },
+      { language: ownLanguage },
+    );
+  } catch (err) {
+    if (err instanceof TranscriptionError) {
+      throw errors.upstream(`the transcription engine (${err.engine}) failed: ${err.message}; nothing was billed, try again`);
+    }
+    throw err;
+  }
+
+  const posted = await postMessage(
+    deps,
+    session,
+    { sender, text: transcript.text || '…', author_name: authorName, language: transcript.language },
+    'voice',
+    requestRef,
+    { data: upload.data, mimeType: info.mimeType, durationSeconds: info.durationSeconds },
+  );
+  // Charged once the message is stored: a refused or failed post costs nothing.
+  const seconds = Math.ceil(info.durationSeconds);
+  await chargeUsage(deps.db, payer, {
+    kind: 'voice_message',
+    quantity: seconds,
+    costMicros: voiceCostMicros(org, seconds),
+    reference: `voice message ${posted.row.id}`,
+    requestRef: requestRef && `${requestRef}:voice`,
+  });
+  return posted;
+}
+
+/** The uploaded `audio` part that the contract validator's multipart parser left on the request. */
+export function uploadedAudio(files: unknown): VoiceUpload {
+  const file = (Array.isArray(files) ? files : []).find((f: { fieldname?: string }) => f.fieldname === 'audio') as
+    | { buffer: Buffer; mimetype: string; originalname: string }
+    | undefined;
+  if (!file) throw audioProblem('the audio file is missing', 'missing');
+  return { data: file.buffer, mimeType: file.mimetype, filename: file.originalname || 'voice-message' };
+}

@@ -1,0 +1,153 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendName } from '../support/databases.js';
+import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
+import {
+  startOpenAiTranscriptionStandIn,
+  type OpenAiTranscriptionStandIn,
+} from '../support/standins/openaiTranscriptionStandIn.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+
+const fixture = (name: string) => readFile(path.join(import.meta.dirname, '../fixtures/audio', name));
+
+describe(`voice messages (${backendName})`, () => {
+  let t: TestServer;
+  let transcription: OpenAiTranscriptionStandIn;
+  let deepl: DeepLStandIn;
+  let testKey: string;
+  let liveKey: string;
+  let liveOrg: string;
+
+  beforeAll(async () => {
+    transcription = await startOpenAiTranscriptionStandIn({ apiKey: 'sk-voice' });
+    deepl = await startDeepLStandIn({ apiKey: 'deepl-voice' });
+    t = await startTestServer({
+      OPENAI_API_KEY: 'sk-voice',
+      OPENAI_BASE_URL: transcription.baseUrl,
+      TRANSLATION_ENGINE: 'deepl',
+      DEEPL_API_KEY: 'deepl-voice',
+      DEEPL_BASE_URL: deepl.url,
+    });
+    const testOrg = await t.createOrg();
+    testKey = (await t.createKey(testOrg, 'test')).key;
+    liveOrg = await t.createOrg({ balance: 1, voice_rate_per_minute: 0.6 });
+    liveKey = (await t.createKey(liveOrg, 'live')).key;
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await transcription?.close();
+    await deepl?.close();
+  });
+
+  const createSession = async (key: string, body: Record<string, unknown> = {}) => {
+    const res = await fetch(`${t.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_language: 'en', customer_language: 'fi', ...body }),
+    });
+    return res.json();
+  };
+  const upload = (key: string, sessionId: string, file: Buffer, name: string, type: string, sender = 'customer') => {
+    const form = new FormData();
+    form.append('audio', new Blob([new Uint8Array(file)], { type }), name);
+    form.append('sender', sender);
+    return fetch(`${t.url}/v1/sessions/${sessionId}/voice`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+  };
+
+  it.each([
+    ['chromium-opus.webm', 'audio/webm;codecs=opus', 'audio/webm'],
+    ['chromium-opus.mp4', 'audio/mp4', 'audio/mp4'],
+    ['speech-3s.ogg', 'audio/ogg', 'audio/ogg'],
+    ['speech-3s-vbr.mp3', 'audio/mpeg', 'audio/mpeg'],
+    ['speech-3s.wav', 'audio/wav', 'audio/wav'],
+    ['speech-3s.m4a', 'audio/mp4', 'audio/mp4'],
+  ])('test mode: %s gets a placeholder transcript, its measured length, and plays back for both sides', async (name, type, stored) => {
+    const session = await createSession(testKey);
+    const chatKey = session.customer_url.split('#k=')[1];
+    const file = await fixture(name);
+    const res = await upload(testKey, session.id, file, name, type);
+    expect(res.status).toBe(201);
+    const message = await res.json();
+    expect(message).toMatchObject({ kind: 'voice', sender: 'customer', text: '[voice message]', customer_text: '[voice message]' });
+    expect(message.duration_seconds).toBeGreaterThan(2.8);
+    expect(message.duration_seconds).toBeLessThan(3.2);
+    expect(message.audio_url).toBe(`/v1/sessions/${session.id}/messages/${message.id}/audio`);
+
+    const agentAudio = await fetch(`${t.url}${message.audio_url}`, { headers: { Authorization: `Bearer ${testKey}` } });
+    expect(agentAudio.status).toBe(200);
+    expect(agentAudio.headers.get('content-type')).toContain(stored);
+    expect(Buffer.from(await agentAudio.arrayBuffer()).equals(file)).toBe(true);
+    const customerAudio = await fetch(`${t.url}/chat/public/${session.id}/messages/${message.id}/audio`, { headers: { 'X-Chat-Key': chatKey } });
+    expect(Buffer.from(await customerAudio.arrayBuffer()).equals(file)).toBe(true);
+    const list = await (await fetch(`${t.url}/chat/public/${session.id}/messages`, { headers: { 'X-Chat-Key': chatKey } })).json();
+    expect(list.messages[0].audio_url).toBe(`/chat/public/${session.id}/messages/${message.id}/audio`);
+    expect(await t.server.app.db('ledger_entries').where({ kind: 'voice_message' })).toHaveLength(0);
+  });
+
+  it.each([
+    ['long-125s.webm', 'audio/webm', 'audio_too_long'],
+    ['not-audio.mp3', 'audio/mpeg', 'audio_unsupported'],
+    ['truncated.m4a', 'audio/mp4', 'audio_broken'],
+    ['empty.wav', 'audio/wav', 'audio_empty'],
+  ])('refuses %s with 422 and stores nothing', async (name, type, problem) => {
+    const session = await createSession(testKey);
+    const res = await upload(testKey, session.id, await fixture(name), name, type);
+    expect(res.status).toBe(422);
+    expect((await res.json()).detail[0]).toMatchObject({ loc: ['body', 'audio'], type: problem });
+    expect(await t.server.app.db('messages').where({ session_id: session.id })).toHaveLength(0);
+  });
+
+  it('refuses a file over 10 MB with 413, and a missing file or sender with 422', async () => {
+    const session = await createSession(testKey);
+    expect((await upload(testKey, session.id, Buffer.alloc(10 * 1024 * 1024 + 1), 'big.wav', 'audio/wav')).status).toBe(413);
+    const form = new FormData();
+    form.append('sender', 'agent');
+    const missing = await fetch(`${t.url}/v1/sessions/${session.id}/voice`, { method: 'POST', headers: { Authorization: `Bearer ${testKey}` }, body: form });
+    expect(missing.status).toBe(422);
+    const noSender = new FormData();
+    noSender.append('audio', new Blob([new Uint8Array(await fixture('speech-3s.wav'))]), 'a.wav');
+    const res = await fetch(`${t.url}/v1/sessions/${session.id}/voice`, { method: 'POST', headers: { Authorization: `Bearer ${testKey}` }, body: noSender });
+    expect(res.status).toBe(422);
+  });
+
+  it('live mode: transcribes through OpenAI, translates for the agents, bills the seconds', async () => {
+    const session = await createSession(liveKey);
+    transcription.reset();
+    const file = await fixture('chromium-opus.webm');
+    const res = await upload(liveKey, session.id, file, 'note.webm', 'audio/webm');
+    expect(res.status).toBe(201);
+    const message = await res.json();
+    expect(message).toMatchObject({ kind: 'voice', text: 'Hei, tämä on ääniviesti.', language: 'fi', customer_text: 'Hei, tämä on ääniviesti.' });
+    expect(message.agent_text).toBe('en-US:Hei, tämä on ääniviesti.'); // DeepL's stand-in echoes the target it was sent
+    expect(transcription.requests).toHaveLength(1);
+    expect(transcription.requests[0].file?.data.equals(file)).toBe(true);
+    const voiceCharges = await t.server.app.db('ledger_entries').where({ org_id: liveOrg, kind: 'voice_message' });
+    expect(voiceCharges).toHaveLength(1);
+    expect(voiceCharges[0].quantity).toBe(3); // 3.0 s, billed per started second
+    expect(voiceCharges[0].amount_micros).toBe(-30_000); // 0.6 per minute = 0.01 per second
+  });
+
+  it('live mode: a failing transcription engine is 502 and bills nothing', async () => {
+    const session = await createSession(liveKey);
+    transcription.failNext(5, 503);
+    const before = await t.server.app.db('ledger_entries').where({ org_id: liveOrg }).count({ n: '*' }).first();
+    const res = await upload(liveKey, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
+    expect(res.status).toBe(502);
+    const after = await t.server.app.db('ledger_entries').where({ org_id: liveOrg }).count({ n: '*' }).first();
+    expect(Number(after!.n)).toBe(Number(before!.n));
+    transcription.reset();
+  });
+
+  it('the customer can post a voice message from the page endpoint', async () => {
+    const session = await createSession(testKey);
+    const chatKey = session.customer_url.split('#k=')[1];
+    const form = new FormData();
+    form.append('audio', new Blob([new Uint8Array(await fixture('chromium-opus-abrupt.webm'))], { type: 'audio/webm' }), 'rec.webm');
+    const res = await fetch(`${t.url}/chat/public/${session.id}/voice`, { method: 'POST', headers: { 'X-Chat-Key': chatKey }, body: form });
+    expect(res.status).toBe(201);
+    const message = await res.json();
+    expect(message).toMatchObject({ kind: 'voice', sender: 'customer' });
+    expect(message.audio_url).toBe(`/chat/public/${session.id}/messages/${message.id}/audio`);
+  });
+});
