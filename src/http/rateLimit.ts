@@ -2,13 +2,26 @@ import type { NextFunction, Request, Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import { errors } from '../errors.js';
 
-/** Counts the request against its principal's rolling window and reports the window in headers. */
-export function rateLimit(app: AppContext) {
+/** Which rolling window a request counts in. */
+export type RateLimitBucket = (req: Request) => string;
+
+/** API keys (and later apps) each have their own window. */
+export const perPrincipal: RateLimitBucket = (req) => {
+  if (!req.principal) throw new Error('rate limit needs an authenticated principal');
+  return req.principal.rateLimitKey;
+};
+
+/** The public call and chat endpoints have no API key: each call or session has its own window. */
+export const perPathObject =
+  (kind: 'call' | 'session', param: 'call_id' | 'session_id'): RateLimitBucket =>
+  (req) =>
+    `${kind}:${req.params[param]}`;
+
+/** Counts the request against its window and reports the window in headers. */
+export function rateLimit(app: AppContext, bucket: RateLimitBucket) {
   const { requestsPerWindow, windowMs } = app.config.rateLimit;
   return async (req: Request, res: Response, next: NextFunction) => {
-    const principal = req.principal;
-    if (!principal) throw new Error('rate limit needs an authenticated principal');
-    const result = await app.rateLimits.hit(principal.rateLimitKey, requestsPerWindow, windowMs);
+    const result = await app.rateLimits.hit(bucket(req), requestsPerWindow, windowMs);
     res.set({
       'X-RateLimit-Limit': String(result.limit),
       'X-RateLimit-Remaining': String(result.remaining),

@@ -4,7 +4,7 @@ import { errors } from '../errors.js';
 import { operationTable } from '../generated/operations.js';
 import { authenticateAdmin, authenticateApi, requireScope } from './authenticate.js';
 import type { OperationEntry } from './handler.js';
-import { rateLimit } from './rateLimit.js';
+import { perPathObject, perPrincipal, rateLimit } from './rateLimit.js';
 import { contractValidator } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
@@ -16,10 +16,10 @@ export function operationsRouter(app: AppContext): express.Router {
   const router = express.Router();
   const validate = contractValidator(app);
   const guards = {
-    api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app), requireScope(op.scope!)],
+    api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app, perPrincipal), requireScope(op.scope!)],
     admin: () => [authenticateAdmin(app)],
-    callKey: () => [],
-    chatKey: () => [],
+    callKey: () => [rateLimit(app, perPathObject('call', 'call_id'))],
+    chatKey: () => [rateLimit(app, perPathObject('session', 'session_id'))],
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 

@@ -253,6 +253,16 @@ describe(`support chats (${backendName})`, () => {
     for (const stream of [other, live, mine]) stream.close();
   });
 
+  it('counts the customer endpoints in a window per session', async () => {
+    const { session, chatKey } = await createSession();
+    const first = await chat(`/${session.id}`, chatKey);
+    const second = await chat(`/${session.id}/messages`, chatKey);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('600');
+    expect(Number(second.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
+    const other = await createSession();
+    expect((await chat(`/${other.session.id}`, other.chatKey)).headers.get('x-ratelimit-remaining')).toBe('599');
+  });
+
   it('refuses a stream without the scope', async () => {
     const limited = (await t.createKey(orgId, 'test', ['sessions:read'])).key;
     const res = await api('/v1/events', { key: limited });
