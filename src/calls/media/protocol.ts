@@ -1,0 +1,160 @@
+/*
+ * The media plane's wire contract: WebSocket endpoints, their HTTP refusals, close codes, text frames
+ * and limits. This block is the reference the README and the API contract copy from.
+ *
+ * ENDPOINTS (WebSocket upgrade on the API's own HTTP server; addresses come from the public join
+ * endpoint, JoinOut.stream and JoinOut.listen)
+ *
+ *   GET /media/stream/{channel_id}?token=<token>&source_id=<source_id>
+ *     The channel's own side sends its voice: binary frames of mono PCM16 little-endian at 24 kHz,
+ *     any whole number of samples per frame (20 ms = 960 bytes is typical), at most 1 s (48,000 bytes)
+ *     per frame. `source_id` (optional, default the side; 1-64 of A-Z a-z 0-9 . _ : -) names the
+ *     sender: a new stream with the same source_id replaces the older one (4003). Different sources of
+ *     one side are relayed as they come, not mixed: send from one source at a time. The server sends
+ *     nothing on a stream socket except pings and the close frame.
+ *
+ *   GET /media/listen/{channel_id}?unlock=<unlock>
+ *     The side that owns the unlock hears the channel: `listen.channel_id` of side X is the other side's
+ *     stream channel. Binary frames: complete WAV files (44-byte RIFF header, 24 kHz mono PCM16) of
+ *     about 100 ms each (4,800 bytes of samples; the last chunk before a pause may be shorter). Text
+ *     frames: JSON objects, see TEXT FRAMES. Anything the client sends on a listen socket is ignored.
+ *
+ *   Live mode: a side hears the other side's voice interpreted into its own language. Test mode: each
+ *   side hears its own voice back, untranslated (provenance engine "test", model "echo"). When live
+ *   interpretation is unavailable (no engine, upstream failure, balance exhausted) the call stays up
+ *   and the other side hears the original voice untranslated (provenance engine "none").
+ *
+ * HTTP REFUSALS (answered instead of the upgrade; body `{"detail": "..."}`, then the connection closes)
+ *   400  source_id malformed
+ *   401  token (stream) or unlock (listen) missing or wrong; also after a new link made it stale
+ *   404  no such media endpoint, malformed channel id, or no such call
+ *   409  the call has ended, or is not ready (the customer's language is not known yet)
+ *   500  internal error (detail reveals nothing)
+ *   503  the server is shutting down
+ *   (An invalid WebSocket handshake, e.g. a missing Sec-WebSocket-Key, gets 400 from the WebSocket
+ *   layer; a plain GET without an upgrade gets the API's JSON 404.)
+ *
+ * CLOSE CODES (code, reason as sent)
+ *   1001  "server shutting down"
+ *   1003  "text frames are not accepted: send binary PCM16 LE 24 kHz mono"     (stream socket)
+ *   1007  "binary frames must hold whole 16-bit samples (even byte length)"    (stream socket)
+ *   1009  "frame larger than 48000 bytes (1 s of audio)"                      (stream socket; a frame
+ *         beyond the transport maximum of 1 MiB is cut by the WebSocket layer with 1009, no reason)
+ *   1011  "internal error"
+ *   4000  "call ended"                 every socket of the call; listeners get a `call_ended` notice first
+ *   4001  "link replaced"              the side's stream and listen sockets after POST /v1/calls/{id}/link;
+ *                                      listeners get a `link_replaced` notice first; the other side stays
+ *   4002  "reconnect"                  listeners of side Y when side X changed its language; they get a
+ *                                      `reconnect` notice first and should reconnect (same address)
+ *   4003  "source replaced"            a stream socket superseded by a newer one with the same source_id
+ *   Heartbeat: the server pings every 30 s and drops a socket that has not answered the previous ping.
+ *
+ * TEXT FRAMES (server -> listen socket, JSON)
+ *   {"type":"provenance","engine":string,"model":string}
+ *       what produces the audio this listener hears; sent on connect when known and whenever it changes:
+ *       test mode {"engine":"test","model":"echo"}; untranslated {"engine":"none","model":"untranslated"};
+ *       live interpretation: the engine's own names.
+ *   {"type":"caption","id":string,"final":boolean,"original":string,"translated":string,
+ *    "language":string,"source_language":string}
+ *       live mode only: partial captions share an id until the final one; `language` is the listener's
+ *       language (what `translated` is in), `source_language` the speaker's.
+ *   {"type":"notice","code":string,"message":string}
+ *       codes (NOTICE below): call_ended, link_replaced, reconnect, translation_unavailable,
+ *       translation_reconnecting, balance_exhausted, listener_slow.
+ */
+
+export const SAMPLE_RATE = 24_000;
+export const BYTES_PER_SAMPLE = 2;
+export const BYTES_PER_SECOND = SAMPLE_RATE * BYTES_PER_SAMPLE;
+/** Largest stream frame the media plane accepts: one second of audio. */
+export const MAX_STREAM_FRAME_BYTES = BYTES_PER_SECOND;
+/** Transport backstop (ws maxPayload): larger frames are cut by the WebSocket layer itself. */
+export const MAX_WS_PAYLOAD_BYTES = 1024 * 1024;
+/** Listen audio is sent as WAV chunks of this much audio. */
+export const CHUNK_MS = 100;
+export const CHUNK_BYTES = (BYTES_PER_SECOND * CHUNK_MS) / 1000;
+/** A partial chunk is sent once no more audio has come for this long (end of speech, paused source). */
+export const CHUNK_FLUSH_IDLE_MS = 80;
+/** A listener whose unsent data exceeds this (1 s of audio) loses chunks until it catches up. */
+export const LISTENER_BUFFER_CAP_BYTES = BYTES_PER_SECOND;
+export const HEARTBEAT_MS = 30_000;
+export const SOURCE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export const STREAM_PATH_PREFIX = '/media/stream/';
+export const LISTEN_PATH_PREFIX = '/media/listen/';
+
+export interface CloseCode {
+  code: number;
+  reason: string;
+}
+
+export const CLOSE = {
+  shuttingDown: { code: 1001, reason: 'server shutting down' },
+  textFrame: { code: 1003, reason: 'text frames are not accepted: send binary PCM16 LE 24 kHz mono' },
+  oddLength: { code: 1007, reason: 'binary frames must hold whole 16-bit samples (even byte length)' },
+  tooBig: { code: 1009, reason: `frame larger than ${MAX_STREAM_FRAME_BYTES} bytes (1 s of audio)` },
+  internal: { code: 1011, reason: 'internal error' },
+  callEnded: { code: 4000, reason: 'call ended' },
+  linkReplaced: { code: 4001, reason: 'link replaced' },
+  reconnect: { code: 4002, reason: 'reconnect' },
+  sourceReplaced: { code: 4003, reason: 'source replaced' },
+} as const satisfies Record<string, CloseCode>;
+
+export const REFUSAL = {
+  badSourceId: { status: 400, detail: 'source_id must be 1-64 characters of A-Z a-z 0-9 . _ : -' },
+  badToken: { status: 401, detail: 'missing or invalid token for this stream channel' },
+  badUnlock: { status: 401, detail: 'missing or invalid unlock for this listen channel' },
+  noEndpoint: { status: 404, detail: 'no such media endpoint: use /media/stream/{channel_id} or /media/listen/{channel_id}' },
+  unknownChannel: { status: 404, detail: 'channel not found' },
+  callEnded: { status: 409, detail: 'the call has ended' },
+  notReady: { status: 409, detail: "the call is not ready: the customer's language is not known yet" },
+  internal: { status: 500, detail: 'internal error' },
+  shuttingDown: { status: 503, detail: 'the server is shutting down' },
+} as const satisfies Record<string, { status: number; detail: string }>;
+
+export const NOTICE = {
+  callEnded: 'call_ended',
+  linkReplaced: 'link_replaced',
+  reconnect: 'reconnect',
+  translationUnavailable: 'translation_unavailable',
+  translationReconnecting: 'translation_reconnecting',
+  balanceExhausted: 'balance_exhausted',
+  listenerSlow: 'listener_slow',
+} as const;
+export type NoticeCode = (typeof NOTICE)[keyof typeof NOTICE];
+
+export const NOTICE_MESSAGES: Record<NoticeCode, string> = {
+  call_ended: 'the call has ended',
+  link_replaced: 'a new link was made for this side; this connection is no longer valid',
+  reconnect: 'the other side changed its language: reconnect to hear it in the new language',
+  translation_unavailable: 'live interpretation is unavailable; you hear the other side untranslated',
+  translation_reconnecting: 'live interpretation is reconnecting',
+  balance_exhausted: "the organization's prepaid balance has run out: interpretation stopped; you hear the other side untranslated",
+  listener_slow: 'this connection is not reading fast enough: audio chunks are being dropped',
+};
+
+export interface ProvenanceFrame {
+  type: 'provenance';
+  engine: string;
+  model: string;
+}
+export interface CaptionFrame {
+  type: 'caption';
+  id: string;
+  final: boolean;
+  original: string;
+  translated: string;
+  language: string;
+  source_language: string;
+}
+export interface NoticeFrame {
+  type: 'notice';
+  code: NoticeCode;
+  message: string;
+}
+export type TextFrame = ProvenanceFrame | CaptionFrame | NoticeFrame;
+
+export const TEST_PROVENANCE: ProvenanceFrame = { type: 'provenance', engine: 'test', model: 'echo' };
+export const UNTRANSLATED_PROVENANCE: ProvenanceFrame = { type: 'provenance', engine: 'none', model: 'untranslated' };
+
+export const notice = (code: NoticeCode, message: string = NOTICE_MESSAGES[code]): NoticeFrame => ({ type: 'notice', code, message });

@@ -1,0 +1,233 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  NO_ENGINE_MESSAGE,
+  unconfiguredInterpreterFactory,
+  type InterpreterFactory,
+  type InterpreterOptions,
+} from '../../src/calls/media/interpreter.js';
+import { backendName } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+import { Listener, callApi, connect, listenUrl, pattern, sleep, streamAudio, streamUrl, waitUntil } from './support.js';
+
+interface FakeInterpreter {
+  opts: InterpreterOptions;
+  pushed: number;
+  closed: boolean;
+}
+
+/** The fake engine "interprets" by inverting every sample, and captions every push. */
+const invert = (pcm: Buffer) => {
+  const out = Buffer.alloc(pcm.length);
+  for (let i = 0; i < pcm.length; i += 2) out.writeInt16LE(~pcm.readInt16LE(i), i);
+  return out;
+};
+
+describe(`media plane, live mode (${backendName})`, () => {
+  let t: TestServer;
+  let calls: ReturnType<typeof callApi>;
+  let instances: FakeInterpreter[] = [];
+  const fake: InterpreterFactory = (opts) => {
+    const instance: FakeInterpreter = { opts, pushed: 0, closed: false };
+    instances.push(instance);
+    opts.onStatus({ state: 'connected' });
+    return {
+      provenance: { engine: 'fake', model: 'fake-interpreter-1' },
+      push(pcm) {
+        if (instance.closed) return;
+        instance.pushed++;
+        opts.onAudio(invert(pcm));
+        const final = instance.pushed % 5 === 0;
+        opts.onCaption({ final, original: `said ${instance.pushed}`, translated: `[${opts.targetLanguage}] said ${instance.pushed}` });
+      },
+      async close() {
+        instance.closed = true;
+      },
+    };
+  };
+
+  beforeAll(async () => {
+    t = await startTestServer({ AUDIOSOCKET_PORT: '0' });
+    calls = callApi(t);
+  });
+  afterAll(() => t?.stop());
+  afterEach(() => {
+    instances = [];
+    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 5_000 });
+  });
+
+  async function liveCall(balance: number | null) {
+    const orgId = await t.createOrg({ name: 'Live Org', balance, voice_rate_per_minute: 0.1 });
+    const key = (await t.createKey(orgId, 'live')).key;
+    const call = await calls.createCall(key, { customer_language: 'fi' });
+    const agent = await calls.join(call.id, call.agentKey);
+    const customer = await calls.join(call.id, call.customerKey);
+    return { orgId, key, ...call, agent, customer };
+  }
+  const ledger = (callId: string) => t.server.app.db('ledger_entries').where({ reference: callId, kind: 'call' }).orderBy('id');
+  const balanceOf = async (orgId: string) => Number((await t.server.app.db('organizations').where({ id: orgId }).first()).balance_micros);
+
+  it("routes each side's voice through the interpreter to the OTHER side, with captions and provenance", async () => {
+    t.server.media.configure({ interpreterFactory: fake });
+    const { agent, customer } = await liveCall(10);
+    const agentHears = await Listener.open(listenUrl(t, agent));
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+
+    const agentVoice = pattern(9_600, 100);
+    const customerVoice = pattern(4_800, 20_000);
+    await streamAudio(agentMic, agentVoice, 960, 1);
+    await streamAudio(customerMic, customerVoice, 960, 1);
+
+    expect((await customerHears.waitForBytes(agentVoice.length)).equals(invert(agentVoice))).toBe(true);
+    expect((await agentHears.waitForBytes(customerVoice.length)).equals(invert(customerVoice))).toBe(true);
+    await sleep(150);
+    expect(customerHears.pcm().length).toBe(agentVoice.length);
+    expect(agentHears.pcm().length).toBe(customerVoice.length);
+
+    const directions = instances.map((i) => `${i.opts.sourceLanguage}->${i.opts.targetLanguage}`).sort();
+    expect(directions).toEqual(['en->fi', 'fi->en']);
+    expect(customerHears.frames.find((f) => f.type === 'provenance')).toEqual({ type: 'provenance', engine: 'fake', model: 'fake-interpreter-1' });
+    const captions = customerHears.frames.filter((f) => f.type === 'caption');
+    expect(captions).toHaveLength(20);
+    expect(captions[0]).toMatchObject({ final: false, original: 'said 1', translated: '[fi] said 1', language: 'fi', source_language: 'en' });
+    // Partial captions share an id until the final one; the next utterance gets a new id.
+    expect(new Set(captions.slice(0, 5).map((c) => c.id)).size).toBe(1);
+    expect(captions[4].final).toBe(true);
+    expect(captions[5].id).not.toBe(captions[4].id);
+    expect(agentHears.frames.filter((f) => f.type === 'caption').every((c) => c.language === 'en' && c.source_language === 'fi')).toBe(true);
+
+    agentMic.close();
+    await waitUntil(() => instances.find((i) => i.opts.sourceLanguage === 'en')!.closed, 2_000, 'the en->fi interpreter to close');
+    expect(instances.find((i) => i.opts.sourceLanguage === 'fi')!.closed).toBe(false);
+    for (const ws of [customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
+  it('bills interpretation time per second through the ledger, as it runs and at the end', async () => {
+    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 200 });
+    const { orgId, key, id, agent, customer } = await liveCall(10);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const started = Date.now();
+    await streamAudio(agentMic, pattern(55_200, 5), 960, 20);
+    await waitUntil(async () => (await ledger(id)).length >= 2, 5_000, 'charges while running');
+    agentMic.close();
+    await sleep(100);
+    const ran = (Date.now() - started) / 1_000;
+    expect((await calls.api(`/v1/calls/${id}/end`, key, { method: 'POST' })).status).toBe(200);
+    await customerHears.closed;
+    await sleep(200);
+
+    const rows = await ledger(id);
+    const seconds = rows.reduce((sum, row) => sum + Number(row.quantity), 0);
+    expect(seconds).toBeGreaterThanOrEqual(Math.floor(ran) - 1);
+    expect(seconds).toBeLessThanOrEqual(Math.ceil(ran) + 1);
+    for (const row of rows) {
+      expect(row).toMatchObject({ org_id: orgId, mode: 'live', kind: 'call' });
+      expect(Number(row.amount_micros)).toBe(-Math.round((Number(row.quantity) * 100_000) / 60));
+    }
+    const charged = rows.reduce((sum, row) => sum - Number(row.amount_micros), 0);
+    expect(await balanceOf(orgId)).toBe(10_000_000 - charged);
+    // Nothing is charged once interpretation stopped.
+    await sleep(400);
+    expect(await ledger(id)).toHaveLength(rows.length);
+  });
+
+  it('stops interpretation for both sides when a charge empties the prepaid balance; the call stays open', async () => {
+    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 100 });
+    // 0.003 at 0.1 per minute: the second charged second leaves the balance below zero.
+    const { key, id, agent, customer } = await liveCall(0.003);
+    const agentHears = await Listener.open(listenUrl(t, agent));
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+    let sending = true;
+    const talk = (async () => {
+      let n = 0;
+      while (sending) {
+        agentMic.send(pattern(480, 1_000, n * 480));
+        customerMic.send(pattern(480, 9_000, n * 480));
+        n++;
+        await sleep(20);
+      }
+    })();
+    const exhausted = (f: Record<string, unknown>) => f.type === 'notice' && f.code === 'balance_exhausted';
+    await agentHears.waitForFrame(exhausted, 8_000);
+    await customerHears.waitForFrame(exhausted, 2_000);
+    expect(instances).toHaveLength(2);
+    await waitUntil(() => instances.every((i) => i.closed), 2_000, 'interpreters to close');
+    expect(customerHears.frames.filter((f) => f.type === 'provenance').at(-1)).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
+
+    // The sides still hear each other, untranslated.
+    const heard = customerHears.pcm().length;
+    await sleep(300);
+    sending = false;
+    await talk;
+    const later = customerHears.pcm().subarray(heard);
+    expect(later.length).toBeGreaterThan(0);
+    // The agent's own samples count up by one; the fake interpreter's inverted ones would count down.
+    for (let i = 0; i < 100; i++) expect((later.readInt16LE(i * 2 + 2) - later.readInt16LE(i * 2) + 65_536) % 65_536).toBe(1);
+    expect(agentMic.readyState).toBe(agentMic.OPEN);
+
+    const event = await t.server.app.db('events').where({ call_id: id, type: 'call.balance_exhausted' }).first();
+    expect(event).toBeTruthy();
+    expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
+    for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
+  it('does not start interpretation when the prepaid balance is already empty', async () => {
+    t.server.media.configure({ interpreterFactory: fake });
+    const { orgId, agent, customer } = await liveCall(1);
+    const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: -1 } });
+    expect(response.status).toBe(200);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const notice = await customerHears.waitForFrame((f) => f.type === 'notice' && f.code === 'balance_exhausted');
+    expect(notice.message).toMatch(/balance/);
+    expect(instances).toHaveLength(0);
+    const voice = pattern(4_800, 3);
+    agentMic.send(voice);
+    expect((await customerHears.waitForBytes(voice.length)).equals(voice)).toBe(true);
+    agentMic.close();
+    customerHears.close();
+  });
+
+  it('without an engine the call stays up untranslated, and the listener is told which setting is missing', async () => {
+    t.server.media.configure({ interpreterFactory: unconfiguredInterpreterFactory });
+    const { id, agent, customer } = await liveCall(10);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const notice = await customerHears.waitForFrame((f) => f.type === 'notice');
+    expect(notice).toMatchObject({ code: 'translation_unavailable', message: expect.stringContaining(NO_ENGINE_MESSAGE) });
+    expect(customerHears.frames.find((f) => f.type === 'provenance')).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
+    const voice = pattern(9_600, 77);
+    await streamAudio(agentMic, voice, 960, 1);
+    expect((await customerHears.waitForBytes(voice.length)).equals(voice)).toBe(true);
+    // A listener joining later learns it at once.
+    const late = await Listener.open(listenUrl(t, customer));
+    expect((await late.waitForFrame((f) => f.type === 'notice')).code).toBe('translation_unavailable');
+    await sleep(300);
+    expect(await ledger(id)).toHaveLength(0);
+    for (const ws of [agentMic, customerHears.ws, late.ws]) ws.close();
+  });
+
+  it('a language change rebuilds the interpreters for the new languages and reconnects the other side', async () => {
+    t.server.media.configure({ interpreterFactory: fake });
+    const { id, agent, customer, customerKey } = await liveCall(10);
+    const agentHears = await Listener.open(listenUrl(t, agent));
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+    await waitUntil(() => instances.length === 2, 2_000, 'two interpreters');
+    await calls.setLanguage(id, customerKey, 'sv');
+    expect(await agentHears.closed).toEqual({ code: 4002, reason: 'reconnect' });
+    await waitUntil(() => instances.length === 4, 2_000, 'rebuilt interpreters');
+    expect(instances.slice(0, 2).every((i) => i.closed)).toBe(true);
+    expect(instances.slice(2).map((i) => `${i.opts.sourceLanguage}->${i.opts.targetLanguage}`).sort()).toEqual(['en->sv', 'sv->en']);
+    // The customer's listener stays and now hears the agent interpreted into Swedish.
+    agentMic.send(pattern(4_800, 11));
+    const caption = await customerHears.waitForFrame((f) => f.type === 'caption' && f.language === 'sv');
+    expect(caption.translated).toMatch(/^\[sv\]/);
+    for (const ws of [agentMic, customerMic, customerHears.ws]) ws.close();
+  });
+});
