@@ -20,6 +20,8 @@ export interface AppContext {
   transcriptionEngine: ConfiguredTranscription;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
+  /** The port PBXs connect to for AudioSocket lines, once bound. */
+  audioSocketPort: number;
   /** Aborted when the server stops: long-lived streams and sockets end themselves. */
   shutdown: AbortSignal;
 }

@@ -29,6 +29,8 @@ export interface Config {
       realtimeUrl: string;
       translationModel: string;
       transcriptionModel: string;
+      realtimeTranslationModel: string;
+      realtimeModel: string;
     };
     deepl: { apiKey: string | undefined; baseUrl: string | undefined };
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
@@ -113,6 +115,8 @@ export function loadConfig(env: Env = process.env): Config {
     realtimeUrl: url('OPENAI_REALTIME_URL', ['ws:', 'wss:']) ?? 'wss://api.openai.com/v1/realtime',
     translationModel: text('OPENAI_TRANSLATION_MODEL') ?? 'gpt-4.1-mini',
     transcriptionModel: text('OPENAI_TRANSCRIPTION_MODEL') ?? 'gpt-4o-mini-transcribe',
+    realtimeTranslationModel: text('OPENAI_REALTIME_TRANSLATION_MODEL') ?? 'gpt-realtime-translate',
+    realtimeModel: text('OPENAI_REALTIME_MODEL') ?? 'gpt-realtime',
   };
   const deepl = { apiKey: text('DEEPL_API_KEY'), baseUrl: url('DEEPL_BASE_URL', ['http:', 'https:']) };
   const libreTranslate = {

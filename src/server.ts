@@ -13,6 +13,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
 import { startPeriodicJobs } from './jobs.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
+import { createInterpreterFactory } from './interpretation/index.js';
 import { createTranscriptionEngine } from './transcription/index.js';
 import { createTranslationEngine } from './translation/engines/index.js';
 
@@ -59,11 +60,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       transcriptionEngine: createTranscriptionEngine(config.engines),
       events: new LocalEventBus(),
       shutdown: shutdown.signal,
+      audioSocketPort: config.audioSocketPort,
     };
     const stopJobs = startPeriodicJobs(app);
 
     const httpServer = http.createServer(createApp(app));
-    const media = createMediaPlane(app, options.media);
+    const media = createMediaPlane(app, {
+      interpreterFactory: createInterpreterFactory(config.engines, logger),
+      ...options.media,
+    });
     media.attach(httpServer);
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
@@ -72,6 +77,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const { port } = httpServer.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     const audioSocket = await startAudioSocketServer(media, { host: config.host, port: config.audioSocketPort, logger });
+    // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
+    if (audioSocket.port !== null) app.audioSocketPort = audioSocket.port;
 
     const stop = async () => {
       // Stop accepting, let in-flight requests finish, end streams, drop idle keep-alive sockets.

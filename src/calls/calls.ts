@@ -51,7 +51,7 @@ export interface CallOut {
   ended_at: string | null;
 }
 
-export type CallDeps = Pick<AppContext, 'db' | 'events' | 'config'>;
+export type CallDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'audioSocketPort'>;
 
 export const DEFAULT_AGENT_NAME = 'Agent';
 
@@ -196,7 +196,7 @@ export async function newPhoneLine(deps: CallDeps, call: CallRow, side: Side) {
     const [updated] = await trx<CallRow>('calls').where({ id: call.id }).update({ [lineColumn(side)]: lineId }).returning('*');
     await emit(callEvent(updated, 'call.line_replaced', { ...presentCall(updated), side }));
   });
-  return { audiosocket_id: lineId, host: deps.config.audioSocketHost, port: deps.config.audioSocketPort };
+  return { audiosocket_id: lineId, host: deps.config.audioSocketHost, port: deps.audioSocketPort };
 }
 
 /** The call and side a presented side key opens; a missing, wrong or superseded key is 401. */

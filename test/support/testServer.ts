@@ -32,6 +32,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     VALIDATE_RESPONSES: 'true',
+    // Test servers run side by side: each takes a free AudioSocket port.
+    AUDIOSOCKET_PORT: '0',
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     ...env,
   });
