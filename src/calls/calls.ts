@@ -8,6 +8,7 @@ import { withEvents } from '../events/log.js';
 import type { Metadata, NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { fundedPayer } from '../services/billing.js';
+import { findOwned, listOwned } from '../services/owned.js';
 
 export type Side = 'agent' | 'customer';
 export const otherSide = (side: Side): Side => (side === 'agent' ? 'customer' : 'agent');
@@ -132,12 +133,8 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
   };
 }
 
-export async function findCall(db: Knex, payer: Payer, callId: string, lock = false): Promise<CallRow> {
-  const query = db<CallRow>('calls').where({ id: callId, org_id: payer.orgId, mode: payer.mode });
-  const row = await (lock ? query.forUpdate() : query).first();
-  if (!row) throw errors.notFound('call');
-  return row;
-}
+export const findCall = (db: Knex, payer: Payer, callId: string, lock = false) =>
+  findOwned<CallRow>(db, 'calls', payer, callId, 'call', lock);
 
 export function assertOpen(call: CallRow): void {
   if (call.status !== 'open') throw errors.conflict('the call has ended');
@@ -150,11 +147,7 @@ export interface CallFilter {
 }
 
 export async function listCalls(db: Knex, payer: Payer, filter: CallFilter): Promise<CallOut[]> {
-  const query = db<CallRow>('calls').where({ org_id: payer.orgId, mode: payer.mode });
-  if (filter.status) query.andWhere({ status: filter.status });
-  if (filter.external_id !== undefined) query.andWhere({ external_id: filter.external_id });
-  const rows = await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(filter.limit ?? 50);
-  return rows.map(presentCall);
+  return (await listOwned<CallRow>(db, 'calls', payer, filter)).map(presentCall);
 }
 
 /** Ends the call for both sides; the media plane hears `call.ended` and closes every socket. */

@@ -6,6 +6,7 @@ import type { AppContext } from '../appContext.js';
 import { withEvents } from '../events/log.js';
 import type { Metadata } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
+import { findOwned, listOwned } from '../services/owned.js';
 
 export interface SessionRow {
   id: string;
@@ -117,13 +118,8 @@ export async function createSession(deps: SessionDeps, payer: Payer, input: NewS
   return presentSession(row, customerUrl(deps.config.publicBaseUrl, row.id, key));
 }
 
-/** A session of the payer's organization and mode; anything else does not exist for it (404). */
-export async function findSession(db: Knex, payer: Payer, sessionId: string, lock = false): Promise<SessionRow> {
-  const query = db<SessionRow>('sessions').where({ id: sessionId, org_id: payer.orgId, mode: payer.mode });
-  const row = await (lock ? query.forUpdate() : query).first();
-  if (!row) throw errors.notFound('session');
-  return row;
-}
+export const findSession = (db: Knex, payer: Payer, sessionId: string, lock = false) =>
+  findOwned<SessionRow>(db, 'sessions', payer, sessionId, 'session', lock);
 
 export function assertOpen(session: SessionRow): void {
   if (session.status !== 'open') throw errors.conflict('the session is closed');
@@ -136,11 +132,7 @@ export interface SessionFilter {
 }
 
 export async function listSessions(db: Knex, payer: Payer, filter: SessionFilter): Promise<SessionOut[]> {
-  const query = db<SessionRow>('sessions').where({ org_id: payer.orgId, mode: payer.mode });
-  if (filter.status) query.andWhere({ status: filter.status });
-  if (filter.external_id !== undefined) query.andWhere({ external_id: filter.external_id });
-  const rows = await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(filter.limit ?? 50);
-  return rows.map((row) => presentSession(row));
+  return (await listOwned<SessionRow>(db, 'sessions', payer, filter)).map((row) => presentSession(row));
 }
 
 export async function closeSession(deps: SessionDeps, payer: Payer, sessionId: string): Promise<SessionOut> {

@@ -3,27 +3,15 @@
 // refuses requests the contract does not allow. Works offline.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { freePort } from '../support/freePort.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const START_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 const STOP_TIMEOUT_MS = 5_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `npm run mock`'s arguments, with the port replaced. */
 function mockArgs(port: number): string[] {

@@ -1,0 +1,39 @@
+// Objects that belong to an organization in one mode (calls, sessions): what a payer may see of them.
+import type { Knex } from 'knex';
+import type { Payer } from '../auth/principal.js';
+import { errors } from '../errors.js';
+
+/** The object if it is the payer's (organization and mode); anything else does not exist for it (404). */
+export async function findOwned<Row extends object>(
+  db: Knex,
+  table: string,
+  payer: Payer,
+  id: string,
+  what: string,
+  lock = false,
+): Promise<Row> {
+  const query = db<Row>(table).where({ id, org_id: payer.orgId, mode: payer.mode } as never);
+  const row = await (lock ? query.forUpdate() : query).first();
+  if (!row) throw errors.notFound(what);
+  return row as Row;
+}
+
+export interface OwnedFilter {
+  status?: string;
+  external_id?: string;
+  limit?: number;
+}
+
+/** The payer's objects, newest first, filtered by status and external_id. */
+export async function listOwned<Row extends object>(db: Knex, table: string, payer: Payer, filter: OwnedFilter): Promise<Row[]> {
+  const query = db<Row>(table).where({ org_id: payer.orgId, mode: payer.mode } as never);
+  if (filter.status) query.andWhere({ status: filter.status } as never);
+  if (filter.external_id !== undefined) query.andWhere({ external_id: filter.external_id } as never);
+  const rows = await query
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(filter.limit ?? 50);
+  return rows as Row[];
+}
