@@ -140,6 +140,27 @@ describe(`media plane, test mode (${backendName})`, () => {
     second.close();
   });
 
+  it('the customer hanging up closes its sockets (4004); the same link joins again', async () => {
+    const { id, agent, customer, customerKey } = await readyCall();
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const micClosed = whenClosed(customerMic);
+    expect((await calls.side(`/${id}/end`, customerKey, { method: 'POST' })).status).toBe(200);
+    expect(await micClosed).toEqual({ code: 4004, reason: 'left the call' });
+    expect(await customerHears.closed).toEqual({ code: 4004, reason: 'left the call' });
+    expect(customerHears.frames.at(-1)).toMatchObject({ type: 'notice', code: 'left' });
+    expect(agentMic.readyState).toBe(agentMic.OPEN);
+    const back = await calls.join(id, customerKey);
+    const ear = await Listener.open(listenUrl(t, back));
+    const mic = await connect(streamUrl(t, back));
+    const voice = pattern(4_800, 3);
+    mic.send(voice);
+    expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
+    for (const ws of [agentMic, mic]) ws.close();
+    ear.close();
+  });
+
   it('a new link closes that side’s sockets only; the side rejoins with a fresh channel', async () => {
     const { id, agent, customer } = await readyCall();
     const agentMic = await connect(streamUrl(t, agent));

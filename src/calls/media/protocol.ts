@@ -47,6 +47,8 @@
  *   4002  "reconnect"                  listeners of side Y when side X changed its language; they get a
  *                                      `reconnect` notice first and should reconnect (same address)
  *   4003  "source replaced"            a stream socket superseded by a newer one with the same source_id
+ *   4004  "left the call"              the customer's stream and listen sockets after its hang-up; listeners
+ *                                      get a `left` notice first; the same link joins again
  *   Heartbeat: the server pings every 30 s and drops a socket that has not answered the previous ping.
  *
  * TEXT FRAMES (server -> listen socket, JSON)
@@ -98,6 +100,7 @@ export const CLOSE = {
   linkReplaced: { code: 4001, reason: 'link replaced' },
   reconnect: { code: 4002, reason: 'reconnect' },
   sourceReplaced: { code: 4003, reason: 'source replaced' },
+  left: { code: 4004, reason: 'left the call' },
 } as const satisfies Record<string, CloseCode>;
 
 export const REFUSAL = {
@@ -120,6 +123,7 @@ export const NOTICE = {
   translationReconnecting: 'translation_reconnecting',
   balanceExhausted: 'balance_exhausted',
   listenerSlow: 'listener_slow',
+  left: 'left',
 } as const;
 export type NoticeCode = (typeof NOTICE)[keyof typeof NOTICE];
 
@@ -131,6 +135,7 @@ export const NOTICE_MESSAGES: Record<NoticeCode, string> = {
   translation_reconnecting: 'live interpretation is reconnecting',
   balance_exhausted: "the organization's prepaid balance has run out: interpretation stopped; you hear the other side untranslated",
   listener_slow: 'this connection is not reading fast enough: audio chunks are being dropped',
+  left: 'this side hung up; open the same link again to come back',
 };
 
 export interface ProvenanceFrame {

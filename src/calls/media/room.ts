@@ -518,6 +518,9 @@ export class CallRoom {
       case 'call.link_rotated':
         if (side) this.closeSide(side, CLOSE.linkReplaced, NOTICE.linkReplaced);
         break;
+      case 'call.left':
+        if (side) this.closeSide(side, CLOSE.left, NOTICE.left);
+        break;
       case 'call.line_replaced':
         if (side) for (const line of [...this.lines]) if (line.side === side) line.hangup('line replaced');
         break;
