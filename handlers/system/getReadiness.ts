@@ -1,11 +1,7 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { errors } from '../../src/errors.js';
+import { assertDatabaseReady } from '../../src/services/health.js';
 
 export default defineHandler<'getReadiness'>(async ({ app }) => {
-  try {
-    await app.db.raw('select 1');
-  } catch {
-    throw errors.unavailable('database unavailable');
-  }
+  await assertDatabaseReady(app.db);
   return { status: 200, body: { status: 'ok' } };
 });

@@ -8,6 +8,7 @@ import { withEvents } from '../events/log.js';
 import type { Metadata, NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { fundedPayer } from '../services/billing.js';
+import { DEFAULT_AGENT_NAME } from '../sessions/sessions.js';
 import { findOwned, listOwned } from '../services/owned.js';
 
 export type Side = 'agent' | 'customer';
@@ -54,7 +55,6 @@ export interface CallOut {
 
 export type CallDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'audioSocketPort'>;
 
-export const DEFAULT_AGENT_NAME = 'Agent';
 
 export function presentCall(row: CallRow): CallOut {
   return {

@@ -51,7 +51,7 @@ export interface MessageOut {
 }
 
 /** Where a voice message's recording is played back: each side through its own authenticated path. */
-export type AudioPathFor = (message: MessageRow) => string;
+export type AudioPathFor = (message: Pick<MessageRow, 'id' | 'session_id'>) => string;
 export const agentAudioPath: AudioPathFor = (m) => `/v1/sessions/${m.session_id}/messages/${m.id}/audio`;
 export const customerAudioPath: AudioPathFor = (m) => `/chat/public/${m.session_id}/messages/${m.id}/audio`;
 

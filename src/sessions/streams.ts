@@ -6,6 +6,7 @@ import type { Payer } from '../auth/principal.js';
 import { hashSecret } from '../ids.js';
 import { openEventStream } from '../realtime/sse.js';
 import type { BusEvent } from '../events/types.js';
+import { customerAudioPath, type MessageOut } from './messages.js';
 import type { SessionRow } from './sessions.js';
 
 type StreamDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'shutdown'>;
@@ -44,8 +45,8 @@ const CUSTOMER_EVENT_TYPES = new Set(['message.created', 'session.typing', 'sess
 function forCustomer(event: BusEvent) {
   const { metadata: _internal, ...payload } = event.payload;
   if (payload.type === 'message.created') {
-    const message = payload.data as { session_id: string; id: number; audio_url: string | null };
-    const audio_url = message.audio_url && `/chat/public/${message.session_id}/messages/${message.id}/audio`;
+    const message = payload.data as MessageOut;
+    const audio_url = message.audio_url && customerAudioPath({ id: message.id, session_id: message.session_id });
     return { ...payload, data: { ...message, audio_url } };
   }
   if (payload.type === 'session.updated' || payload.type === 'session.closed') {

@@ -3,11 +3,11 @@
 import type { AppContext } from '../appContext.js';
 import type { Payer } from '../auth/principal.js';
 import { AudioError, inspectAudio, MAX_VOICE_SECONDS, type AudioInfo } from '../audio/inspect.js';
+import { requireConfigured } from '../configuredEngine.js';
 import { errors } from '../errors.js';
 import { chargeUsage, fundedPayer, voiceCostMicros } from '../services/billing.js';
 import { getOrganization } from '../services/organizations.js';
-import { TranscriptionError, type TranscriptionEngine } from '../transcription/engine.js';
-import type { ConfiguredTranscription } from '../transcription/index.js';
+import { TranscriptionError } from '../transcription/engine.js';
 import { testModeTranscription } from '../transcription/placeholder.js';
 import { postMessage, type Sender } from './messages.js';
 import { assertOpen, type SessionRow } from './sessions.js';
@@ -44,13 +44,6 @@ async function measure(upload: VoiceUpload): Promise<AudioInfo> {
   return info;
 }
 
-function liveTranscription(engine: ConfiguredTranscription): TranscriptionEngine {
-  if ('missingSetting' in engine) {
-    throw errors.upstream(`no transcription engine is configured for live mode: set ${engine.missingSetting}`);
-  }
-  return engine;
-}
-
 export async function postVoiceMessage(
   deps: VoiceDeps,
   session: SessionRow,
@@ -64,7 +57,7 @@ export async function postVoiceMessage(
   const payer: Payer = { orgId: session.org_id, mode: session.mode };
   const live = payer.mode === 'live';
   const org = live ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
-  const engine = live ? liveTranscription(deps.transcriptionEngine) : testModeTranscription;
+  const engine = live ? requireConfigured(deps.transcriptionEngine, 'transcription') : testModeTranscription;
   const ownLanguage = sender === 'agent' ? session.agent_language : session.customer_language;
 
   let transcript;

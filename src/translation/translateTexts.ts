@@ -1,6 +1,7 @@
 // POST /v1/translate: which texts need an engine, the engine call, the cache, and the charge.
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
+import { requireConfigured, type Configured } from '../configuredEngine.js';
 import { errors } from '../errors.js';
 import { fromMicros } from '../money.js';
 import { chargeUsage, fundedPayer, textCostMicros } from '../services/billing.js';
@@ -35,7 +36,7 @@ export interface TranslateOut {
 }
 
 /** The live engine, or the setting that is missing for one. */
-export type ConfiguredEngine = TranslationEngine | { missingSetting: string };
+export type ConfiguredEngine = Configured<TranslationEngine>;
 
 export interface TranslateDeps {
   db: Knex;
@@ -69,13 +70,6 @@ function assertWithinTotal(texts: string[]) {
       },
     ]);
   }
-}
-
-export function liveEngine(engine: ConfiguredEngine): TranslationEngine {
-  if ('missingSetting' in engine) {
-    throw errors.upstream(`no translation engine is configured for live mode: set ${engine.missingSetting}`);
-  }
-  return engine;
 }
 
 /**
@@ -143,7 +137,7 @@ export async function translateTexts(
   const live = isLive(payer);
 
   const org = live && needsEngine ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
-  const engine = live ? liveEngine(deps.translationEngine) : testModeEngine;
+  const engine = live ? requireConfigured(deps.translationEngine, 'translation') : testModeEngine;
   const { results, charactersTranslated } = needsEngine
     ? await translatePending(deps.db, engine, input, planned, live)
     : { results: new Map<number, EngineTranslation>(), charactersTranslated: 0 };

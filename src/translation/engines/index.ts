@@ -1,6 +1,7 @@
 // Chooses the live text translation engine from configuration (DESIGN §7).
 
 import type { Config } from '../../config.js';
+import type { Configured } from '../../configuredEngine.js';
 import type { TranslationEngine } from '../engine.js';
 import { createDeepLEngine } from './deepl.js';
 import { createLibreTranslateEngine } from './libreTranslate.js';
@@ -11,12 +12,7 @@ export { createLibreTranslateEngine } from './libreTranslate.js';
 export { createOpenAiEngine } from './openai.js';
 export { testModeEngine } from './testStandIn.js';
 
-/** What a live request without a usable engine is told (502 detail): the setting to add. */
-export interface MissingEngineSetting {
-  missingSetting: string;
-}
-
-export function createTranslationEngine(config: Config['engines']): TranslationEngine | MissingEngineSetting {
+export function createTranslationEngine(config: Config['engines']): Configured<TranslationEngine> {
   switch (config.translation) {
     case 'openai':
       if (!config.openai.apiKey) return { missingSetting: 'OPENAI_API_KEY' };
