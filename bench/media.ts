@@ -1,7 +1,7 @@
 // npm run bench:media [-- --calls 200 --seconds 20 --warmup 3]
 //
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
-// ~100 ms WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
+// WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
 // load through a bare `ws` relay (each stream frame forwarded as is to its listener). The server (and
 // the relay) run in this process; the load runs in a child process (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
@@ -47,7 +47,6 @@ interface PhaseResult {
   lateSends: number;
   clientLoopDelayP99: number;
   latency: Stats | null;
-  chunkEndLatency: Stats | null;
   serverCpu: number;
   clientCpu: number;
   rssBefore: number;
@@ -136,7 +135,6 @@ async function runPhase(name: string, targets: Target[], wav: boolean, droppedNo
     lateSends: results.lateSends as number,
     clientLoopDelayP99: results.clientLoopDelayP99 as number,
     latency: results.latency as Stats | null,
-    chunkEndLatency: results.chunkEndLatency as Stats | null,
     serverCpu: ((usage.user + usage.system) / 1_000 / wall) * 100,
     clientCpu: (end.clientCpu as number) * 100,
     rssBefore: before.rss,
@@ -257,8 +255,6 @@ function printTable(results: PhaseResult[]) {
     ['latency p90 (every frame)', (r) => ms(r.latency?.p90)],
     ['latency p99 (every frame)', (r) => ms(r.latency?.p99)],
     ['latency max (every frame)', (r) => ms(r.latency?.max)],
-    ['latency p50 (chunk-completing frame)', (r) => ms(r.chunkEndLatency?.p50)],
-    ['latency p99 (chunk-completing frame)', (r) => ms(r.chunkEndLatency?.p99)],
     ['server CPU (% of one core)', (r) => `${r.serverCpu.toFixed(1)} %`],
     ['server CPU per call', (r) => `${(r.serverCpu / (r.sockets / 4)).toFixed(3)} %`],
     ['server RSS before connecting', (r) => mib(r.rssBefore)],
@@ -278,8 +274,8 @@ function printTable(results: PhaseResult[]) {
   for (const [label, value] of rows) console.log(`${label.padEnd(width)}${results.map((r) => value(r).padStart(col)).join('')}`);
   console.log(
     '\nLatency: from ws.send() of a frame on a stream socket to the client receiving the frame on the listen\n' +
-      'socket (same process clock). The media plane sends ~100 ms WAV chunks (5 frames), so a frame waits\n' +
-      'for the rest of its chunk (0-80 ms); the chunk-completing frame shows the processing cost alone.\n' +
+      'socket (same process clock). The media plane wraps each frame in its own WAV chunk at once (44 bytes\n' +
+      'of header more than the relay sends); the relay forwards the bare frame.\n' +
       'Memory: retained = heap/buffers after GC with every socket open, minus before connecting. RSS is the\n' +
       'whole server process (embedded database included); the relay runs second, in pages already mapped.',
   );

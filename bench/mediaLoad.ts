@@ -43,7 +43,6 @@ const ears: Ear[] = [];
 let wav = true;
 let measuring = false;
 const latencies: number[] = [];
-const chunkEndLatencies: number[] = [];
 const received = new Map<number, Set<number>>();
 let badFrames = 0;
 let outOfOrder = 0;
@@ -74,7 +73,7 @@ function frame(stream: Stream): Buffer {
   return buf;
 }
 
-function onFrame(data: Buffer, now: number, endsChunk: boolean): void {
+function onFrame(data: Buffer, now: number): void {
   if (data.readUInt32LE(0) !== MAGIC) {
     badFrames++;
     return;
@@ -88,15 +87,13 @@ function onFrame(data: Buffer, now: number, endsChunk: boolean): void {
   const stream = streams[index];
   if (seq < stream.firstMeasuredSeq || seq > stream.lastMeasuredSeq) return;
   received.get(index)!.add(seq);
-  const latency = now - sentAt;
-  latencies.push(latency);
-  if (endsChunk) chunkEndLatencies.push(latency);
+  latencies.push(now - sentAt);
 }
 
 function onListen(ear: Ear, data: Buffer): void {
   const now = performance.now();
   if (!wav) {
-    if (data.length === FRAME_BYTES) onFrame(data, now, true);
+    if (data.length === FRAME_BYTES) onFrame(data, now);
     else badFrames++;
     return;
   }
@@ -104,7 +101,7 @@ function onListen(ear: Ear, data: Buffer): void {
   const pcm = data.subarray(WAV_HEADER_BYTES);
   let bytes = ear.carry.length ? Buffer.concat([ear.carry, pcm]) : pcm;
   while (bytes.length >= FRAME_BYTES) {
-    onFrame(bytes.subarray(0, FRAME_BYTES), now, bytes.length === FRAME_BYTES);
+    onFrame(bytes.subarray(0, FRAME_BYTES), now);
     bytes = bytes.subarray(FRAME_BYTES);
   }
   ear.carry = Buffer.from(bytes);
@@ -186,7 +183,6 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
     lateSends,
     clientLoopDelayP99: loop.percentile(99) / 1e6,
     latency: summarize(latencies),
-    chunkEndLatency: summarize(chunkEndLatencies),
   });
 }
 

@@ -103,6 +103,28 @@ describe(`media plane, live mode (${backendName})`, () => {
     for (const ws of [customerMic, agentHears.ws, customerHears.ws]) ws.close();
   });
 
+  it("mixes a side's sources before they reach its interpreter (one voice, not two interleaved)", async () => {
+    t.server.media.configure({ interpreterFactory: fake });
+    const { agent, customer } = await liveCall(10);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const headset = await connect(streamUrl(t, agent));
+    const laptop = await connect(streamUrl(t, agent).replace(/source_id=[^&]+/, 'source_id=laptop'));
+    // Samples 0, 1, 2, ... and 10000, 10001, ...: their sums never clip.
+    const voiceA = pattern(2_400, 32_768);
+    const voiceB = pattern(2_400, 42_768);
+    for (let offset = 0; offset < voiceA.length; offset += 960) {
+      headset.send(voiceA.subarray(offset, offset + 960));
+      laptop.send(voiceB.subarray(offset, offset + 960));
+      await sleep(5);
+    }
+    const mixed = Buffer.alloc(voiceA.length);
+    for (let i = 0; i < voiceA.length; i += 2) mixed.writeInt16LE(voiceA.readInt16LE(i) + voiceB.readInt16LE(i), i);
+    expect((await customerHears.waitForBytes(voiceA.length)).equals(invert(mixed))).toBe(true);
+    await sleep(150);
+    expect(customerHears.pcm().length).toBe(voiceA.length);
+    for (const ws of [headset, laptop, customerHears.ws]) ws.close();
+  });
+
   it('bills interpretation time per second through the ledger, as it runs and at the end', async () => {
     t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 200 });
     const { orgId, key, id, agent, customer } = await liveCall(10);

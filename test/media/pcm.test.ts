@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   Downsampler24kTo8k,
-  PcmChunker,
+  WavChunker,
   Upsampler8kTo24k,
   WAV_HEADER_BYTES,
   downsample24kTo8k,
@@ -55,25 +55,25 @@ describe('WAV chunks', () => {
     expect(parseWavHeader(Buffer.from('not a wav file at all, not even close to one....'))).toBeNull();
   });
 
-  it('chunks a stream into 100 ms WAV chunks in order, whatever the frame sizes, and flushes the tail', () => {
+  it('wraps each piece of audio in WAV chunks at once, cutting pieces over the maximum, carrying odd bytes', () => {
     const chunks: Buffer[] = [];
-    const chunker = new PcmChunker((chunk) => chunks.push(chunk), 4_800);
+    const chunker = new WavChunker((chunk) => chunks.push(chunk), 4_800);
     const stream = sine(24_000 / 2 + 123, 24_000, 300); // 512 ms and a bit
-    for (let offset = 0; offset < stream.length; ) {
-      const size = [960, 1_000, 2, 7_000, 480][chunks.length % 5];
+    const sizes: number[] = [];
+    for (let offset = 0, i = 0; offset < stream.length; i++) {
+      const size = [960, 1_001, 3, 7_000, 480][i % 5];
+      const before = chunks.length;
       chunker.push(stream.subarray(offset, offset + size));
+      sizes.push(...chunks.slice(before).map((c) => parseWavHeader(c)!.dataBytes));
       offset += size;
     }
-    expect(chunks.length).toBe(5);
-    expect(chunker.pendingBytes).toBe(stream.length - 5 * 4_800);
-    chunker.flush();
-    expect(chunks.length).toBe(6);
-    for (const chunk of chunks.slice(0, 5)) expect(parseWavHeader(chunk)!.dataBytes).toBe(4_800);
-    expect(parseWavHeader(chunks[5])!.dataBytes).toBe(stream.length - 5 * 4_800);
+    // 960 | 1000 (odd byte carried) | 4 (carry + 3) | 4800 + 2200 | 480 | ...
+    expect(sizes.slice(0, 6)).toEqual([960, 1_000, 4, 4_800, 2_200, 480]);
+    expect(sizes.every((n) => n > 0 && n <= 4_800 && n % 2 === 0)).toBe(true);
+    for (const chunk of chunks) expect(parseWavHeader(chunk)!.riffSize).toBe(chunk.length - 8);
     const joined = Buffer.concat(chunks.map((chunk) => chunk.subarray(WAV_HEADER_BYTES)));
     expect(joined.equals(stream)).toBe(true);
-    chunker.flush();
-    expect(chunks.length).toBe(6);
+    expect(() => new WavChunker(() => {}, 4_801)).toThrow(RangeError);
   });
 });
 

@@ -37,7 +37,7 @@ describe(`media plane, test mode (${backendName})`, () => {
     return { ...call, agent, customer };
   }
 
-  it('each side hears exactly its own voice, in ~100 ms WAV chunks, with provenance test/echo', async () => {
+  it('each side hears exactly its own voice, a WAV chunk per frame as it comes, with provenance test/echo', async () => {
     const call = await calls.createCall(key);
     expect((await calls.join(call.id, call.agentKey)).ready).toBe(false);
     const customer = await calls.setLanguage(call.id, call.customerKey, 'fi');
@@ -50,7 +50,7 @@ describe(`media plane, test mode (${backendName})`, () => {
     const customerMic = await connect(streamUrl(t, customer));
 
     const agentVoice = pattern(24_000 / 2, 1_000); // 500 ms
-    const customerVoice = pattern(24_000 / 2 + 240, 30_000); // 510 ms: the last chunk is partial
+    const customerVoice = pattern(24_000 / 2 + 240, 30_000); // 510 ms: the last frame is partial
     await Promise.all([streamAudio(agentMic, agentVoice, 960, 2), streamAudio(customerMic, customerVoice, 1_440, 2)]);
 
     expect((await agentHears.waitForBytes(agentVoice.length)).equals(agentVoice)).toBe(true);
@@ -62,7 +62,10 @@ describe(`media plane, test mode (${backendName})`, () => {
       expect(info.dataBytes).toBe(chunk.length - WAV_HEADER_BYTES);
       expect(info.dataBytes).toBeLessThanOrEqual(CHUNK_BYTES);
     }
-    expect(agentHears.chunks.slice(0, -1).every((c) => c.length === WAV_HEADER_BYTES + CHUNK_BYTES)).toBe(true);
+    // Nothing waits for later audio: each stream frame leaves as its own chunk.
+    expect(agentHears.chunks.map((c) => c.length - WAV_HEADER_BYTES)).toEqual(Array(agentVoice.length / 960).fill(960));
+    expect(customerHears.chunks.slice(0, -1).every((c) => c.length === WAV_HEADER_BYTES + 1_440)).toBe(true);
+    expect(customerHears.chunks.at(-1)!.length).toBe(WAV_HEADER_BYTES + (customerVoice.length % 1_440 || 1_440));
     expect(agentHears.frames[0]).toEqual({ type: 'provenance', engine: 'test', model: 'echo' });
     expect(customerHears.frames[0]).toEqual({ type: 'provenance', engine: 'test', model: 'echo' });
 
@@ -138,6 +141,51 @@ describe(`media plane, test mode (${backendName})`, () => {
     expect(await closed).toEqual({ code: 4003, reason: 'source replaced' });
     expect(second.readyState).toBe(second.OPEN);
     second.close();
+  });
+
+  it('a frame longer than 100 ms is cut into chunks of at most 100 ms', async () => {
+    const { agent } = await readyCall();
+    const ear = await Listener.open(listenUrl(t, agent));
+    const mic = await connect(streamUrl(t, agent));
+    const second = pattern(24_000, 7);
+    mic.send(second);
+    expect((await ear.waitForBytes(second.length)).equals(second)).toBe(true);
+    expect(ear.chunks.map((c) => c.length - WAV_HEADER_BYTES)).toEqual(Array(10).fill(CHUNK_BYTES));
+    mic.close();
+    ear.close();
+  });
+
+  it('two sources of one side are mixed into one voice, sample by sample', async () => {
+    const { id, agent } = await readyCall();
+    const ear = await Listener.open(listenUrl(t, agent));
+    const headset = await connect(streamUrl(t, agent));
+    const laptop = await connect(streamUrl(t, agent).replace(/source_id=[^&]+/, 'source_id=laptop'));
+    await waitUntil(() => t.server.media.room(id)?.stats().streams === 2, 5_000, 'both sources');
+    const voiceA = Buffer.alloc(9_600);
+    const voiceB = Buffer.alloc(9_600);
+    for (let i = 0; i < 4_800; i++) {
+      voiceA.writeInt16LE(((i * 37) % 2_000) - 1_000, i * 2);
+      voiceB.writeInt16LE(((i * 11) % 3_000) - 1_500, i * 2);
+    }
+    // Interleaved 20 ms frames, as two live microphones would send them.
+    for (let offset = 0; offset < voiceA.length; offset += 960) {
+      headset.send(voiceA.subarray(offset, offset + 960));
+      laptop.send(voiceB.subarray(offset, offset + 960));
+      await sleep(5);
+    }
+    const heard = await ear.waitForBytes(voiceA.length);
+    await sleep(150);
+    expect(ear.pcm().length).toBe(voiceA.length);
+    for (let i = 0; i < 4_800; i++) expect(heard.readInt16LE(i * 2)).toBe(voiceA.readInt16LE(i * 2) + voiceB.readInt16LE(i * 2));
+
+    // When one source goes quiet the other is heard alone, without waiting for it.
+    const alone = pattern(2_400, 500);
+    await streamAudio(headset, alone, 960, 20);
+    const after = await ear.waitForBytes(voiceA.length + alone.length, 2_000);
+    expect(after.subarray(voiceA.length).equals(alone)).toBe(true);
+    headset.close();
+    laptop.close();
+    ear.close();
   });
 
   it('the customer hanging up closes its sockets (4004); the same link joins again', async () => {

@@ -1,23 +1,37 @@
-// PCM16 helpers for the media plane: WAV chunk headers, a chunker that cuts a stream into ~100 ms WAV
-// chunks, and streaming 8 kHz <-> 24 kHz resamplers for AudioSocket (telephone) lines.
+// PCM16 helpers for the media plane: WAV chunk headers, a chunker that wraps audio in WAV chunks of at
+// most 100 ms as it comes, and streaming 8 kHz <-> 24 kHz resamplers for AudioSocket (telephone) lines.
 
 export const WAV_HEADER_BYTES = 44;
 
+/** The size-independent part of each header, by format: every chunk copies one instead of rebuilding it. */
+const headerTemplates = new Map<number, Buffer>();
+
+function headerTemplate(sampleRate: number, channels: number): Buffer {
+  const key = sampleRate * 65_536 + channels;
+  let template = headerTemplates.get(key);
+  if (!template) {
+    const blockAlign = channels * 2;
+    template = Buffer.alloc(WAV_HEADER_BYTES);
+    template.write('RIFF', 0, 'ascii');
+    template.write('WAVE', 8, 'ascii');
+    template.write('fmt ', 12, 'ascii');
+    template.writeUInt32LE(16, 16);
+    template.writeUInt16LE(1, 20);
+    template.writeUInt16LE(channels, 22);
+    template.writeUInt32LE(sampleRate, 24);
+    template.writeUInt32LE(sampleRate * blockAlign, 28);
+    template.writeUInt16LE(blockAlign, 32);
+    template.writeUInt16LE(16, 34);
+    template.write('data', 36, 'ascii');
+    headerTemplates.set(key, template);
+  }
+  return template;
+}
+
 /** The 44-byte RIFF/WAVE header of a PCM16 file holding `dataBytes` bytes of samples. */
 export function writeWavHeader(target: Buffer, dataBytes: number, sampleRate = 24_000, channels = 1, offset = 0): void {
-  const blockAlign = channels * 2;
-  target.write('RIFF', offset, 'ascii');
+  headerTemplate(sampleRate, channels).copy(target, offset);
   target.writeUInt32LE(36 + dataBytes, offset + 4);
-  target.write('WAVE', offset + 8, 'ascii');
-  target.write('fmt ', offset + 12, 'ascii');
-  target.writeUInt32LE(16, offset + 16);
-  target.writeUInt16LE(1, offset + 20);
-  target.writeUInt16LE(channels, offset + 22);
-  target.writeUInt32LE(sampleRate, offset + 24);
-  target.writeUInt32LE(sampleRate * blockAlign, offset + 28);
-  target.writeUInt16LE(blockAlign, offset + 32);
-  target.writeUInt16LE(16, offset + 34);
-  target.write('data', offset + 36, 'ascii');
   target.writeUInt32LE(dataBytes, offset + 40);
 }
 
@@ -64,58 +78,37 @@ export function parseWavHeader(buf: Buffer): WavInfo | null {
 }
 
 /**
- * Cuts a PCM16 stream into WAV chunks of `chunkBytes` bytes of samples, in order. `flush()` emits what
- * is pending as a shorter chunk (a pause, or the end of a source). Chunks are freshly allocated, so a
- * receiver may keep them.
+ * Turns PCM16 pieces (any length, in order) into WAV chunks as they come: each piece leaves at once, cut
+ * into chunks of at most `maxChunkBytes` bytes of samples, so a chunk never waits for later audio. A
+ * stray odd byte is carried to the next piece so every chunk holds whole samples. Chunks are freshly
+ * allocated, so a receiver may keep them.
  */
-export class PcmChunker {
-  private buffer: Buffer;
-  private filled = 0;
-  /** When audio last arrived (ms, caller's clock); the media plane flushes idle chunkers. */
-  lastPushAt = 0;
+export class WavChunker {
+  private carry: number | null = null;
 
   constructor(
     private readonly onChunk: (wav: Buffer) => void,
-    private readonly chunkBytes = 4_800,
+    private readonly maxChunkBytes = 4_800,
     private readonly sampleRate = 24_000,
   ) {
-    this.buffer = Buffer.allocUnsafe(WAV_HEADER_BYTES + chunkBytes);
+    if (maxChunkBytes <= 0 || maxChunkBytes % 2) throw new RangeError('maxChunkBytes must be a positive even number');
   }
 
-  get pendingBytes(): number {
-    return this.filled;
-  }
-
-  push(pcm: Buffer, now = 0): void {
-    this.lastPushAt = now;
-    let offset = 0;
-    while (offset < pcm.length) {
-      const take = Math.min(this.chunkBytes - this.filled, pcm.length - offset);
-      pcm.copy(this.buffer, WAV_HEADER_BYTES + this.filled, offset, offset + take);
-      this.filled += take;
-      offset += take;
-      if (this.filled === this.chunkBytes) this.emit();
+  push(pcm: Buffer): void {
+    let source = pcm;
+    if (this.carry !== null) {
+      source = Buffer.concat([Buffer.from([this.carry]), pcm]);
+      this.carry = null;
     }
-  }
-
-  flush(): void {
-    // Whole samples only: a stray odd byte (never produced by the media plane) is dropped.
-    this.filled -= this.filled % 2;
-    if (this.filled > 0) this.emit();
-  }
-
-  /** Forgets pending audio (nobody is listening). */
-  reset(): void {
-    this.filled = 0;
-  }
-
-  private emit(): void {
-    const chunk = this.filled === this.chunkBytes ? this.buffer : this.buffer.subarray(0, WAV_HEADER_BYTES + this.filled);
-    writeWavHeader(chunk, this.filled, this.sampleRate);
-    const out = chunk;
-    this.buffer = Buffer.allocUnsafe(WAV_HEADER_BYTES + this.chunkBytes);
-    this.filled = 0;
-    this.onChunk(out);
+    const whole = source.length - (source.length % 2);
+    if (whole < source.length) this.carry = source[whole];
+    for (let offset = 0; offset < whole; offset += this.maxChunkBytes) {
+      const end = Math.min(whole, offset + this.maxChunkBytes);
+      const chunk = Buffer.allocUnsafe(WAV_HEADER_BYTES + end - offset);
+      writeWavHeader(chunk, end - offset, this.sampleRate);
+      source.copy(chunk, WAV_HEADER_BYTES, offset, end);
+      this.onChunk(chunk);
+    }
   }
 }
 

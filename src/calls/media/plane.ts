@@ -69,7 +69,7 @@ export interface LineSession {
 
 export type LineRefusal = 'unknown_line' | 'call_ended' | 'not_ready' | 'shutting_down';
 
-const TICK_MS = 40;
+const TICK_MS = 20;
 const SOCKET_CLOSE_GRACE_MS = 2_000;
 
 interface Refusal {

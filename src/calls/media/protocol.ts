@@ -10,14 +10,17 @@
  *     any whole number of samples per frame (20 ms = 960 bytes is typical), at most 1 s (48,000 bytes)
  *     per frame. `source_id` (optional, default the side; 1-64 of A-Z a-z 0-9 . _ : -) names the
  *     sender: a new stream with the same source_id replaces the older one (4003). Different sources of
- *     one side are relayed as they come, not mixed: send from one source at a time. The server sends
- *     nothing on a stream socket except pings and the close frame.
+ *     one side (and its phone line) are mixed into one voice: a lone source passes through undelayed;
+ *     with several, each waits at most until the others' audio for the same moment has come, a source
+ *     silent for 60 ms no longer holds the others back, and none runs more than 100 ms ahead. The
+ *     server sends nothing on a stream socket except pings and the close frame.
  *
  *   GET /media/listen/{channel_id}?unlock=<unlock>
  *     The side that owns the unlock hears the channel: `listen.channel_id` of side X is the other side's
- *     stream channel. Binary frames: complete WAV files (44-byte RIFF header, 24 kHz mono PCM16) of
- *     about 100 ms each (4,800 bytes of samples; the last chunk before a pause may be shorter). Text
- *     frames: JSON objects, see TEXT FRAMES. Anything the client sends on a listen socket is ignored.
+ *     stream channel. Binary frames: complete WAV files (44-byte RIFF header, 24 kHz mono PCM16), sent
+ *     as soon as the audio exists: one chunk per piece of audio (a 20 ms stream frame comes out as a
+ *     20 ms chunk; an interpreter's output as it is produced), pieces over 100 ms cut into chunks of at
+ *     most 100 ms (4,800 bytes of samples). Play them back to back. Text frames: JSON objects, see TEXT FRAMES. Anything the client sends on a listen socket is ignored.
  *
  *   Live mode: a side hears the other side's voice interpreted into its own language. Test mode: each
  *   side hears its own voice back, untranslated (provenance engine "test", model "echo"). When live
@@ -72,11 +75,9 @@ export const BYTES_PER_SECOND = SAMPLE_RATE * BYTES_PER_SAMPLE;
 export const MAX_STREAM_FRAME_BYTES = BYTES_PER_SECOND;
 /** Transport backstop (ws maxPayload): larger frames are cut by the WebSocket layer itself. */
 export const MAX_WS_PAYLOAD_BYTES = 1024 * 1024;
-/** Listen audio is sent as WAV chunks of this much audio. */
+/** Listen audio is sent as it comes, in WAV chunks of at most this much audio. */
 export const CHUNK_MS = 100;
 export const CHUNK_BYTES = (BYTES_PER_SECOND * CHUNK_MS) / 1000;
-/** A partial chunk is sent once no more audio has come for this long (end of speech, paused source). */
-export const CHUNK_FLUSH_IDLE_MS = 80;
 /** A listener whose unsent data exceeds this (1 s of audio) loses chunks until it catches up. */
 export const LISTENER_BUFFER_CAP_BYTES = BYTES_PER_SECOND;
 export const HEARTBEAT_MS = 30_000;

@@ -12,11 +12,11 @@ import { getOrganization } from '../../services/organizations.js';
 import { callEvent, languageOf, otherSide, presentCall, type CallRow, type Side } from '../calls.js';
 import type { LineConn, ListenConn, StreamConn } from './connections.js';
 import type { Interpreter, InterpreterCaption, InterpreterFactory, InterpreterStatus } from './interpreter.js';
-import { PcmChunker } from './pcm.js';
+import { SideMixer } from './mixer.js';
+import { WavChunker } from './pcm.js';
 import {
   BYTES_PER_SECOND,
   CHUNK_BYTES,
-  CHUNK_FLUSH_IDLE_MS,
   CLOSE,
   NOTICE,
   NOTICE_MESSAGES,
@@ -72,8 +72,11 @@ export class CallRoom {
   readonly streams = new Set<StreamConn>();
   readonly listeners = new Set<ListenConn>();
   readonly lines = new Set<LineConn>();
-  private readonly listenerCount: Record<Side, number> = { agent: 0, customer: 0 };
-  private readonly chunkers = new Map<string, { hearing: Side; chunker: PcmChunker }>();
+  /** The listeners by the side they hear: audio goes to one side's set without filtering. */
+  private readonly listenersOf: Record<Side, Set<ListenConn>> = { agent: new Set(), customer: new Set() };
+  private readonly mixers: Record<Side, SideMixer>;
+  /** One per stream of audio a side hears: `echo:X` (test mode), `out:X` (interpreted), `pass:X`. */
+  private readonly chunkers = new Map<string, WavChunker>();
   private readonly directions: Record<Side, Direction>;
   private exhausted = false;
   private exhaustionRecorded = false;
@@ -103,6 +106,10 @@ export class CallRoom {
       captionSeq: 0,
     });
     this.directions = { agent: direction('agent'), customer: direction('customer') };
+    this.mixers = {
+      agent: new SideMixer((pcm) => this.sideAudio('agent', pcm)),
+      customer: new SideMixer((pcm) => this.sideAudio('customer', pcm)),
+    };
     this.log = deps.logger.child({ call_id: call.id });
   }
 
@@ -129,6 +136,7 @@ export class CallRoom {
       if (existing.side === conn.side && existing.sourceId === conn.sourceId) existing.close(CLOSE.sourceReplaced);
     }
     this.streams.add(conn);
+    this.mixers[conn.side].add(conn.sourceKey, Date.now());
     conn.whenGone(() => {
       this.streams.delete(conn);
       this.sourceLeft(conn.side, conn.sourceKey);
@@ -138,10 +146,10 @@ export class CallRoom {
 
   addListener(conn: ListenConn): void {
     this.listeners.add(conn);
-    this.listenerCount[conn.side]++;
+    this.listenersOf[conn.side].add(conn);
     conn.whenGone(() => {
       this.listeners.delete(conn);
-      this.listenerCount[conn.side]--;
+      this.listenersOf[conn.side].delete(conn);
       this.disposeIfEmpty();
     });
     for (const frame of this.greeting(conn.side)) conn.sendJson(frame);
@@ -149,6 +157,7 @@ export class CallRoom {
 
   addLine(conn: LineConn): void {
     this.lines.add(conn);
+    this.mixers[conn.side].add(conn.sourceKey, Date.now());
     conn.whenGone(() => {
       this.lines.delete(conn);
       this.sourceLeft(conn.side, conn.sourceKey);
@@ -164,14 +173,8 @@ export class CallRoom {
   }
 
   private sourceLeft(side: Side, sourceKey: string): void {
-    // Deliver the tail of what this source said, then forget its chunkers.
-    for (const key of [`src:${side}:${sourceKey}`, `pass:${side}:${sourceKey}`]) {
-      const entry = this.chunkers.get(key);
-      if (entry) {
-        entry.chunker.flush();
-        this.chunkers.delete(key);
-      }
-    }
+    // What the source said and the mixer still held goes out before it is forgotten.
+    if (!this.disposed) this.mixers[side].remove(sourceKey, Date.now());
     this.sourcesChanged(side);
     this.disposeIfEmpty();
   }
@@ -182,12 +185,18 @@ export class CallRoom {
 
   // ---- audio routing ---------------------------------------------------------------------------
 
-  /** A side's voice (24 kHz PCM16) from one of its sources. */
+  /** A side's voice (24 kHz PCM16) from one of its sources: mixed with its other sources first. */
   sourceAudio(side: Side, sourceKey: string, pcm: Buffer): void {
+    if (this.disposed) return;
+    this.mixers[side].push(sourceKey, pcm, Date.now());
+  }
+
+  /** A side's voice, all its sources mixed. */
+  private sideAudio(side: Side, pcm: Buffer): void {
     if (this.disposed) return;
     if (!this.isLive) {
       // Test mode: each side hears its own voice, untranslated.
-      this.deliver(side, pcm, `src:${side}:${sourceKey}`);
+      this.deliver(side, pcm, `echo:${side}`);
       return;
     }
     const direction = this.directions[side];
@@ -200,41 +209,37 @@ export class CallRoom {
       }
     } else {
       // No interpretation (failed, unfunded): the other side hears the original voice.
-      this.deliver(otherSide(side), pcm, `pass:${side}:${sourceKey}`);
+      this.deliver(otherSide(side), pcm, `pass:${side}`);
     }
   }
 
-  /** Audio for the side `hearing`: raw to its phone lines, in ~100 ms WAV chunks to its listeners. */
+  /** Audio for the side `hearing`: raw to its phone lines, as WAV chunks to its listeners, at once. */
   private deliver(hearing: Side, pcm: Buffer, chunkKey: string): void {
     if (this.lines.size) {
       for (const line of this.lines) if (line.side === hearing) line.endpoint.play(pcm);
     }
-    if (!this.listenerCount[hearing]) {
-      this.chunkers.get(chunkKey)?.chunker.reset();
-      return;
+    if (!this.listenersOf[hearing].size) return;
+    let chunker = this.chunkers.get(chunkKey);
+    if (!chunker) {
+      chunker = new WavChunker((chunk) => this.broadcastAudio(hearing, chunk), CHUNK_BYTES);
+      this.chunkers.set(chunkKey, chunker);
     }
-    let entry = this.chunkers.get(chunkKey);
-    if (!entry) {
-      entry = { hearing, chunker: new PcmChunker((chunk) => this.broadcastAudio(hearing, chunk), CHUNK_BYTES) };
-      this.chunkers.set(chunkKey, entry);
-    }
-    entry.chunker.push(pcm, Date.now());
+    chunker.push(pcm);
   }
 
   private broadcastAudio(hearing: Side, chunk: Buffer): void {
-    for (const listener of this.listeners) if (listener.side === hearing) listener.sendAudio(chunk);
+    for (const listener of this.listenersOf[hearing]) listener.sendAudio(chunk);
   }
 
   private broadcastJson(hearing: Side | 'both', frame: TextFrame): void {
     for (const listener of this.listeners) if (hearing === 'both' || listener.side === hearing) listener.sendJson(frame);
   }
 
-  /** Periodic work: flush chunks of paused sources; charge interpretation time. */
+  /** Periodic work: release what the mixers hold for sources that went quiet; charge interpretation time. */
   tick(now: number): void {
     if (this.disposed) return;
-    for (const { chunker } of this.chunkers.values()) {
-      if (chunker.pendingBytes > 0 && now - chunker.lastPushAt >= CHUNK_FLUSH_IDLE_MS) chunker.flush();
-    }
+    this.mixers.agent.tick(now);
+    this.mixers.customer.tick(now);
     if (this.isLive && now - this.lastBillAt >= this.deps.settings().billingIntervalMs) {
       this.lastBillAt = now;
       this.bill(now, false);
@@ -407,10 +412,8 @@ export class CallRoom {
     direction.pending = [];
     direction.pendingBytes = 0;
     if (next === 'failed' || next === 'exhausted') {
-      for (const pcm of pending) this.deliver(otherSide(side), pcm, `pass:${side}:pending`);
+      for (const pcm of pending) this.deliver(otherSide(side), pcm, `pass:${side}`);
     }
-    const output = this.chunkers.get(`out:${side}`);
-    output?.chunker.flush();
     if (interpreter) {
       this.deps.track(
         interpreter.close().catch((err) => this.log.warn({ err }, 'media: interpreter close failed')),
@@ -584,7 +587,6 @@ export class CallRoom {
     for (const side of ['agent', 'customer'] as const) {
       if (this.directions[side].state !== 'idle') this.stopDirection(side, 'idle');
     }
-    for (const { chunker } of this.chunkers.values()) chunker.flush();
     this.chunkers.clear();
     this.bill(Date.now(), true);
     this.disposed = true;
