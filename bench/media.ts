@@ -1,9 +1,9 @@
-// npm run bench:media [-- --calls 200 --seconds 20 --warmup 3]
+// npm run bench:media [-- --calls 200 --seconds 20 --warmup 3 --clients 2]
 //
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
 // load through a bare `ws` relay (each stream frame forwarded as is to its listener). The server (and
-// the relay) run in this process; the load runs in a child process (bench/mediaLoad.ts), so the CPU
+// the relay) run in this process; the load runs in child processes (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -34,6 +34,7 @@ const flag = (name: string, fallback: number) => {
 const CALLS = flag('calls', 200);
 const SECONDS = flag('seconds', 20);
 const WARMUP = flag('warmup', 3);
+const CLIENTS = flag('clients', 2);
 const ADMIN = 'adm_bench_token_0123456789abcdef';
 
 interface PhaseResult {
@@ -88,25 +89,33 @@ function next(proc: ChildProcess, event: string): Promise<Record<string, unknown
   });
 }
 
+/** One load process per slice of the targets: a target's stream and listen stay in one process (one clock). */
+function loadProcesses(targets: Target[]): Array<{ proc: ChildProcess; targets: Target[] }> {
+  const count = Math.min(CLIENTS, targets.length);
+  return Array.from({ length: count }, (_, i) => ({ proc: child(), targets: targets.filter((_, j) => j % count === i) }));
+}
+
+const all = (loads: Array<{ proc: ChildProcess }>, event: string) => Promise.all(loads.map((load) => next(load.proc, event)));
+
 async function runPhase(name: string, targets: Target[], wav: boolean, droppedNow: () => number | null): Promise<PhaseResult> {
-  process.stdout.write(`\n[${name}] connecting ${targets.length * 2} sockets...`);
+  process.stdout.write(`\n[${name}] connecting ${targets.length * 2} sockets from ${Math.min(CLIENTS, targets.length)} load processes...`);
   gc();
   await new Promise((resolve) => setTimeout(resolve, 200));
   gc();
   const before = memory();
-  const load = child();
-  load.send({ cmd: 'connect', targets, wav });
-  await next(load, 'connected');
+  const loads = loadProcesses(targets);
+  for (const load of loads) load.proc.send({ cmd: 'connect', targets: load.targets, wav });
+  await all(loads, 'connected');
   process.stdout.write(` streaming ${WARMUP} s warm-up + ${SECONDS} s measured...`);
   const loop = monitorEventLoopDelay({ resolution: 5 });
-  load.send({ cmd: 'stream', warmupMs: WARMUP * 1_000, measureMs: SECONDS * 1_000, drainMs: 1_000 });
-  await next(load, 'measure-start');
+  for (const load of loads) load.proc.send({ cmd: 'stream', warmupMs: WARMUP * 1_000, measureMs: SECONDS * 1_000, drainMs: 1_000 });
+  await all(loads, 'measure-start');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   loop.enable();
   const samples: Array<ReturnType<typeof memory>> = [];
   const sampler = setInterval(() => samples.push(memory()), 1_000);
-  const end = await next(load, 'measure-end');
+  const ends = await all(loads, 'measure-end');
   const usage = process.cpuUsage(cpu0);
   const wall = performance.now() - t0;
   loop.disable();
@@ -115,28 +124,29 @@ async function runPhase(name: string, targets: Target[], wav: boolean, droppedNo
   gc();
   gc();
   const retained = memory();
-  const results = await next(load, 'results');
+  const results = await all(loads, 'results');
   const dropped = droppedNow();
-  load.send({ cmd: 'disconnect' });
-  await next(load, 'disconnected').catch(() => {});
+  for (const load of loads) load.proc.send({ cmd: 'disconnect' });
+  await all(loads, 'disconnected').catch(() => {});
   const median = (key: keyof ReturnType<typeof memory>) => {
     const values = samples.map((s) => s[key]).sort((a, b) => a - b);
     return values[Math.floor(values.length / 2)] ?? 0;
   };
+  const sum = (key: string) => results.reduce((n, r) => n + (r[key] as number), 0);
   process.stdout.write(' done\n');
   return {
     name,
     sockets: targets.length * 2,
-    sent: results.sent as number,
-    received: results.received as number,
-    lost: results.lost as number,
-    badFrames: results.badFrames as number,
-    outOfOrder: results.outOfOrder as number,
-    lateSends: results.lateSends as number,
-    clientLoopDelayP99: results.clientLoopDelayP99 as number,
-    latency: results.latency as Stats | null,
+    sent: sum('sent'),
+    received: sum('received'),
+    lost: sum('lost'),
+    badFrames: sum('badFrames'),
+    outOfOrder: sum('outOfOrder'),
+    lateSends: sum('lateSends'),
+    clientLoopDelayP99: Math.max(...results.map((r) => r.clientLoopDelayP99 as number)),
+    latency: summarize(results.flatMap((r) => r.latencies as number[])),
     serverCpu: ((usage.user + usage.system) / 1_000 / wall) * 100,
-    clientCpu: (end.clientCpu as number) * 100,
+    clientCpu: ends.reduce((n, end) => n + (end.clientCpu as number), 0) * 100,
     rssBefore: before.rss,
     rssStreaming: median('rss'),
     heapPerCall: (retained.heap - before.heap) / (targets.length / 2),
@@ -144,6 +154,13 @@ async function runPhase(name: string, targets: Target[], wav: boolean, droppedNo
     loopDelayP99: loop.percentile(99) / 1e6,
     dropped,
   };
+}
+
+function summarize(values: number[]): Stats | null {
+  if (!values.length) return null;
+  const sorted = Float64Array.from(values).sort();
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { count: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] };
 }
 
 /** The bare relay: /s/{key} frames are forwarded unchanged to the listeners of /l/{key}. */
@@ -180,7 +197,7 @@ async function startRelay() {
 async function main() {
   console.log(`media plane benchmark: ${CALLS} test-mode calls, 2 sides each streaming 20 ms frames (960 B) in real time`);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}`);
-  console.log('server and bare relay: this process; load client: a child process');
+  console.log(`server and bare relay: this process; load: ${CLIENTS} child processes`);
 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-media-'));
   const config = loadConfig({
@@ -263,8 +280,8 @@ function printTable(results: PhaseResult[]) {
     ['retained buffers per call (after GC)', (r) => kib(r.externalPerCall)],
     ['server event-loop delay p99', (r) => ms(r.loopDelayP99)],
     ['chunks dropped for slow listeners', (r) => (r.dropped === null ? 'n/a' : String(r.dropped))],
-    ['load client CPU (% of one core)', (r) => `${r.clientCpu.toFixed(1)} %`],
-    ['load client event-loop delay p99', (r) => ms(r.clientLoopDelayP99)],
+    ['load clients CPU (% of one core, all)', (r) => `${r.clientCpu.toFixed(1)} %`],
+    ['load client event-loop delay p99 (worst)', (r) => ms(r.clientLoopDelayP99)],
     ['client frames sent >20 ms late', (r) => String(r.lateSends)],
   ];
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;

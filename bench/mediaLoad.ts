@@ -1,5 +1,5 @@
-// The load generator of bench/media.ts, run as a child process so its CPU does not count as the
-// server's: opens a stream and a listen socket per side, streams 20 ms frames in real time, and
+// A load generator of bench/media.ts, run as child processes (the targets split between them) so their
+// CPU does not count as the server's and no one client's event loop adds its own queueing: opens a stream and a listen socket per side, streams 20 ms frames in real time, and
 // measures how long each frame takes from entering a stream socket to leaving the listen socket.
 //
 // Every frame (960 bytes = 480 samples of 24 kHz PCM16) carries in its first bytes: a magic number,
@@ -182,15 +182,9 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
     outOfOrder,
     lateSends,
     clientLoopDelayP99: loop.percentile(99) / 1e6,
-    latency: summarize(latencies),
+    // Raw, so the parent can take percentiles over every load process together.
+    latencies,
   });
-}
-
-function summarize(values: number[]) {
-  if (!values.length) return null;
-  const sorted = Float64Array.from(values).sort();
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { count: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] };
 }
 
 process.on('message', (message: Command) => {
