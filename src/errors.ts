@@ -35,7 +35,6 @@ export const errors = {
     }),
   conflict: (detail: string) => new ApiError(409, detail),
   payloadTooLarge: (detail: string) => new ApiError(413, detail),
-  unsupportedMediaType: (detail: string) => new ApiError(415, detail),
   invalid: (issues: ValidationIssue[]) => new ApiError(422, issues),
   rateLimited: (limit: number, retryAfterSeconds: number) =>
     new ApiError(429, `rate limit of ${limit} requests per minute exceeded; retry after ${retryAfterSeconds} seconds`, {

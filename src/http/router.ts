@@ -5,7 +5,7 @@ import { operationTable } from '../generated/operations.js';
 import { authenticateAdmin, authenticateApi, requireScope } from './authenticate.js';
 import type { OperationEntry } from './handler.js';
 import { perPathObject, perPrincipal, rateLimit } from './rateLimit.js';
-import { contractValidator } from './validation.js';
+import { contractValidator, documentedBody } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
 /**
@@ -24,7 +24,8 @@ export function operationsRouter(app: AppContext): express.Router {
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 
   for (const op of operationTable) {
-    router[op.method](op.expressPath, ...guards[op.auth](op), ...validate, invoke(app, op));
+    const body = documentedBody(op);
+    router[op.method](op.expressPath, ...guards[op.auth](op), ...(body ? [body] : []), ...validate, invoke(app, op));
   }
   router.use(unmatched());
   return router;

@@ -2,7 +2,8 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../appContext.js';
 import { errors, type ValidationIssue } from '../errors.js';
-import { contractCopy } from './contract.js';
+import { contract, contractCopy } from './contract.js';
+import type { OperationEntry } from './handler.js';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
@@ -22,6 +23,34 @@ export function contractValidator(app: AppContext): RequestHandler[] {
     fileUploader: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } },
   }) as RequestHandler[];
 }
+
+/**
+ * The body's presence and media type, checked before the validator (which would answer 415 naming
+ * "undefined"): every malformed request is a 422 listing what is wrong. A request without a body is
+ * fine where the body is optional (its defaults apply); where it is required, `body` is missing. A body of a type the operation does not take is a problem of the Content-Type header.
+ */
+export function documentedBody(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler | null {
+  const requestBody = contract.paths[op.path]?.[op.method]?.requestBody;
+  if (!requestBody) return null;
+  const accepted = Object.keys(requestBody.content ?? {});
+  const expected = accepted.join(' or ');
+  return (req, _res, next) => {
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (!hasBody) {
+      if (requestBody.required) return next(errors.invalid([{ loc: ['body'], msg: `a request body is required (${expected})`, type: 'missing' }]));
+      return next();
+    }
+    const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (!accepted.includes(mediaType)) return next(errors.invalid([unsupportedType(mediaType, expected)]));
+    next();
+  };
+}
+
+const unsupportedType = (mediaType: string, expected: string): ValidationIssue => ({
+  loc: ['header', 'Content-Type'],
+  msg: mediaType ? `the body is ${mediaType}; this operation takes ${expected}` : `the body has no Content-Type; this operation takes ${expected}`,
+  type: 'unsupported_media_type',
+});
 
 /**
  * Examples are documentation, not rules; the validator's schema compiler would otherwise read the `id`
@@ -85,10 +114,10 @@ export function fromValidatorError(err: ValidatorError, method: string, path: st
       return errors.invalid(issuesFrom(err));
     case 404:
       return errors.routeNotFound(method, path);
+    case 415:
+      return errors.invalid([{ loc: ['header', 'Content-Type'], msg: err.message, type: 'unsupported_media_type' }]);
     case 413:
       return errors.payloadTooLarge(`the upload is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`);
-    case 415:
-      return errors.unsupportedMediaType(err.message);
     default:
       return undefined;
   }

@@ -49,6 +49,30 @@ describe(`HTTP surface (${backendName})`, () => {
     expect(typeof (await wrong.json()).detail).toBe('string');
   });
 
+  it('answers a missing body or a body of another media type with 422, and lets an optional body be left out', async () => {
+    const bare = (path: string, init: RequestInit = {}) =>
+      fetch(`${t.url}${path}`, { method: 'POST', ...init, headers: { Authorization: `Bearer ${key}`, ...init.headers } });
+    const missing = await bare('/v1/calls');
+    expect(missing.status).toBe(422);
+    expect((await missing.json()).detail).toEqual([{ loc: ['body'], msg: 'a request body is required (application/json)', type: 'missing' }]);
+    const emptyJson = await bare('/v1/calls', { headers: { 'Content-Type': 'application/json' } });
+    expect(emptyJson.status).toBe(422);
+    expect((await emptyJson.json()).detail[0].type).toBe('missing');
+    const text = await bare('/v1/calls', { headers: { 'Content-Type': 'text/plain' }, body: 'agent_language=en' });
+    expect(text.status).toBe(422);
+    expect((await text.json()).detail).toEqual([
+      { loc: ['header', 'Content-Type'], msg: 'the body is text/plain; this operation takes application/json', type: 'unsupported_media_type' },
+    ]);
+    const jsonForUpload = await bare('/v1/sessions/ses_x/voice', { headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(jsonForUpload.status).toBe(422);
+    expect((await jsonForUpload.json()).detail[0].msg).toMatch(/multipart\/form-data/);
+    // phone-line's body is optional (side defaults to customer): no body at all is fine.
+    const call = await (await authed('/v1/calls', { method: 'POST', body: JSON.stringify({ agent_language: 'en' }) })).json();
+    const line = await bare(`/v1/calls/${call.id}/phone-line`);
+    expect(line.status).toBe(200);
+    expect((await line.json()).audiosocket_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('lists every problem of an invalid request with 422', async () => {
     const res = await authed('/v1/translate', {
       method: 'POST',
