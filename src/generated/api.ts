@@ -1356,6 +1356,8 @@ export interface components {
          *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
          *     doing the work or charging again. The same key with another path or body: 422. A retry while
          *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+         *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+         *     are not kept readable; only the same key can replay it.
          * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
          */
         IdempotencyKey: string;
@@ -2193,6 +2195,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2295,6 +2299,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2351,6 +2357,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2388,6 +2396,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2440,6 +2450,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2554,6 +2566,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2656,6 +2670,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2693,6 +2709,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2761,6 +2779,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2877,6 +2897,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2923,6 +2945,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2968,6 +2992,8 @@ export interface operations {
                  *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
                  *     doing the work or charging again. The same key with another path or body: 422. A retry while
                  *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
                  * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { AppContext } from '../appContext.js';
 import { errors } from '../errors.js';
 import { operationTable } from '../generated/operations.js';
-import { authenticateAdmin, authenticateApi, requireScope } from './authenticate.js';
+import { authenticateAdmin, authenticateApi, presentedCredential, requireScope } from './authenticate.js';
 import type { OperationEntry } from './handler.js';
 import { perPathObject, perPrincipal, rateLimit } from './rateLimit.js';
 import { contractValidator, documentedBody } from './validation.js';
@@ -55,6 +55,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       principalKey,
       idempotencyKey,
       requestFingerprint(req.method, req.path, req.body, uploadedFiles(req)),
+      { credential: presentedCredential(req)! },
       async () => {
         const result = await run(requestRefFor(principalKey, idempotencyKey));
         if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);

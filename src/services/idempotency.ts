@@ -1,6 +1,10 @@
 // Stripe-style Idempotency-Key: the first successful answer is stored per key and API key for 24 hours
 // and replayed for a retry with the same request; concurrent requests with one key run once.
-import { createHash } from 'node:crypto';
+//
+// A stored answer may hold secrets shown only once (a call's links carry their keys), and the database
+// keeps only hashes of those. So answers are sealed (AES-256-GCM) with a key derived from the caller's
+// own credential, which the database does not hold either: only a retry by the same caller opens them.
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 
@@ -48,6 +52,43 @@ const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 export const requestRefFor = (principalKey: string, idempotencyKey: string) =>
   `idem:${createHash('sha256').update(`${principalKey}\n${idempotencyKey}`).digest('hex')}`;
 
+/** Who may open a stored answer: the raw credential the request was authenticated with. */
+export interface AnswerSeal {
+  credential: string;
+}
+
+const sealingKey = (seal: AnswerSeal, idempotencyKey: string) =>
+  createHmac('sha256', seal.credential).update(`idempotency-answer\n${idempotencyKey}`).digest();
+
+function sealAnswer(body: unknown, key: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(body), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+}
+
+function openAnswer(stored: string, key: Buffer): unknown {
+  const bytes = Buffer.from(stored, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
+  decipher.setAuthTag(bytes.subarray(12, 28));
+  return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8'));
+}
+
+/** An answer sealed under another credential of the same principal (a rotated token) cannot be replayed. */
+function openStoredAnswer(stored: string, key: Buffer): unknown {
+  try {
+    return openAnswer(stored, key);
+  } catch {
+    throw errors.invalid([
+      {
+        loc: ['header', 'Idempotency-Key'],
+        msg: 'this Idempotency-Key was used with another credential, so its answer cannot be replayed; use a new key',
+        type: 'idempotency_key_reused',
+      },
+    ]);
+  }
+}
+
 /**
  * Runs `work` once per (principal, key). A replay returns the stored answer; a different request with
  * the same key is refused (422), as is a second request while the first still runs (409). Only
@@ -58,8 +99,10 @@ export async function runIdempotently(
   principalKey: string,
   idempotencyKey: string,
   fingerprint: string,
+  seal: AnswerSeal,
   work: () => Promise<StoredAnswer>,
 ): Promise<StoredAnswer & { replayed: boolean }> {
+  const key = sealingKey(seal, idempotencyKey);
   const where = { principal_key: principalKey, idempotency_key: idempotencyKey };
   const claimed = await claim(db, where, fingerprint);
   if (!claimed) {
@@ -76,7 +119,8 @@ export async function runIdempotently(
     if (existing.state === 'running') {
       throw errors.conflict('a request with this Idempotency-Key is still being processed; retry it shortly');
     }
-    return { status: existing.response_status!, body: parseBody(existing.response_body), replayed: true };
+    const body = existing.response_body === null ? undefined : openStoredAnswer(existing.response_body, key);
+    return { status: existing.response_status!, body, replayed: true };
   }
 
   let answer: StoredAnswer;
@@ -91,12 +135,10 @@ export async function runIdempotently(
     .update({
       state: 'done',
       response_status: answer.status,
-      response_body: answer.body === undefined ? null : JSON.stringify(answer.body),
+      response_body: answer.body === undefined ? null : sealAnswer(answer.body, key),
     });
   return { ...answer, replayed: false };
 }
-
-const parseBody = (body: string | null) => (body === null ? undefined : JSON.parse(body));
 
 /** Takes the key for this request: a new row, or one that expired or whose request died. */
 async function claim(

@@ -57,6 +57,23 @@ describe(`calls control plane (${backendName})`, () => {
     expect(read.agent_url).toBeUndefined();
   });
 
+  it('replays a create under the same Idempotency-Key with the same links, without storing their keys readable', async () => {
+    const create = () =>
+      fetch(`${t.url}/v1/calls`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'create-once' },
+        body: JSON.stringify({ agent_language: 'en' }),
+      });
+    const first = await (await create()).json();
+    const again = await create();
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.json()).toEqual(first);
+    const everything = JSON.stringify(await t.server.app.db('idempotency_keys'));
+    expect(everything).not.toContain(keyOf(first.agent_url));
+    expect(everything).not.toContain(keyOf(first.customer_url));
+  });
+
   it('lists calls newest first with filters, and keeps modes apart', async () => {
     const a = (await createCall({ external_id: 'list-c' })).call;
     const b = (await createCall({ external_id: 'list-c' })).call;
