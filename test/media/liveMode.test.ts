@@ -1,3 +1,4 @@
+import type { WebSocket } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   NO_ENGINE_MESSAGE,
@@ -7,7 +8,7 @@ import {
 } from '../../src/calls/media/interpreter.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { Listener, callApi, connect, listenUrl, pattern, sleep, streamAudio, streamUrl, waitUntil } from './support.js';
+import { Listener, callApi, type Frame, connect, listenUrl, pattern, sleep, streamAudio, streamUrl, waitUntil } from './support.js';
 
 interface FakeInterpreter {
   opts: InterpreterOptions;
@@ -155,6 +156,23 @@ describe(`media plane, live mode (${backendName})`, () => {
     expect(await ledger(id)).toHaveLength(rows.length);
   });
 
+  /** Both sides talk in real time (20 ms frames) until stopped. */
+  function keepTalking(agentMic: WebSocket, customerMic: WebSocket) {
+    let talking = true;
+    const done = (async () => {
+      for (let n = 0; talking; n++) {
+        agentMic.send(pattern(480, 1_000, n * 480));
+        customerMic.send(pattern(480, 9_000, n * 480));
+        await sleep(20);
+      }
+    })();
+    return async () => {
+      talking = false;
+      await done;
+    };
+  }
+  const exhausted = (f: Frame) => f.type === 'notice' && f.code === 'balance_exhausted';
+
   it('stops interpretation for both sides when a charge empties the prepaid balance; the call stays open', async () => {
     t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 100 });
     // 0.003 at 0.1 per minute: the second charged second leaves the balance below zero.
@@ -163,17 +181,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     const customerHears = await Listener.open(listenUrl(t, customer));
     const agentMic = await connect(streamUrl(t, agent));
     const customerMic = await connect(streamUrl(t, customer));
-    let sending = true;
-    const talk = (async () => {
-      let n = 0;
-      while (sending) {
-        agentMic.send(pattern(480, 1_000, n * 480));
-        customerMic.send(pattern(480, 9_000, n * 480));
-        n++;
-        await sleep(20);
-      }
-    })();
-    const exhausted = (f: Record<string, unknown>) => f.type === 'notice' && f.code === 'balance_exhausted';
+    const stopTalking = keepTalking(agentMic, customerMic);
     await agentHears.waitForFrame(exhausted, 8_000);
     await customerHears.waitForFrame(exhausted, 2_000);
     expect(instances).toHaveLength(2);
@@ -183,8 +191,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     // The sides still hear each other, untranslated.
     const heard = customerHears.pcm().length;
     await sleep(300);
-    sending = false;
-    await talk;
+    await stopTalking();
     const later = customerHears.pcm().subarray(heard);
     expect(later.length).toBeGreaterThan(0);
     // The agent's own samples count up by one; the fake interpreter's inverted ones would count down.
@@ -195,6 +202,52 @@ describe(`media plane, live mode (${backendName})`, () => {
     expect(event).toBeTruthy();
     expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
     for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
+  it('charges as soon as the balance is spent, not at the next interval: a call overdraws by one started second at most', async () => {
+    // 0.005 at 0.1 per minute pays for exactly 3 seconds; the interval (60 s) never comes in this test.
+    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 60_000 });
+    const { orgId, id, agent, customer } = await liveCall(0.005);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+    const stopTalking = keepTalking(agentMic, customerMic);
+    await customerHears.waitForFrame(exhausted, 10_000);
+    await stopTalking();
+    await waitUntil(async () => (await balanceOf(orgId)) <= 0, 2_000, 'the charge');
+    const perSecond = Math.round(100_000 / 60);
+    const balance = await balanceOf(orgId);
+    expect(balance).toBeLessThanOrEqual(0);
+    expect(balance).toBeGreaterThanOrEqual(-perSecond);
+    const rows = await ledger(id);
+    expect(rows.reduce((sum, row) => sum + Number(row.quantity), 0)).toBeLessThanOrEqual(4);
+    for (const ws of [agentMic, customerMic, customerHears.ws]) ws.close();
+  });
+
+  it('resumes interpretation when the balance is topped up during the call', async () => {
+    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 100 });
+    const { orgId, agent, customer } = await liveCall(0.003);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+    const stopTalking = keepTalking(agentMic, customerMic);
+    await customerHears.waitForFrame(exhausted, 8_000);
+    await waitUntil(() => instances.length === 2 && instances.every((i) => i.closed), 2_000, 'interpreters to close');
+
+    const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: 5 } });
+    expect(response.status).toBe(200);
+    await waitUntil(() => instances.length === 4, 3_000, 'interpreters to start again');
+    // After the notice came 'untranslated'; the provenance that follows names the interpreter again.
+    const noticeAt = customerHears.frames.findIndex(exhausted);
+    await waitUntil(() => customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance').length === 2, 2_000, 'a new provenance frame');
+    expect(customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance')).toEqual([
+      { type: 'provenance', engine: 'none', model: 'untranslated' },
+      { type: 'provenance', engine: 'fake', model: 'fake-interpreter-1' },
+    ]);
+    const captionsBefore = customerHears.frames.filter((f) => f.type === 'caption').length;
+    await waitUntil(() => customerHears.frames.filter((f) => f.type === 'caption').length > captionsBefore, 2_000, 'captions again');
+    await stopTalking();
+    for (const ws of [agentMic, customerMic, customerHears.ws]) ws.close();
   });
 
   it('does not start interpretation when the prepaid balance is already empty', async () => {

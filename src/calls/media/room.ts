@@ -8,7 +8,7 @@ import { ApiError } from '../../errors.js';
 import type { EventBus } from '../../events/bus.js';
 import { recordEvent } from '../../events/log.js';
 import { chargeUsage, fundedPayer, voiceCostMicros } from '../../services/billing.js';
-import { getOrganization } from '../../services/organizations.js';
+import { getOrganization, type OrganizationRow } from '../../services/organizations.js';
 import { callEvent, languageOf, otherSide, presentCall, type CallRow, type Side } from '../calls.js';
 import type { LineConn, ListenConn, StreamConn } from './connections.js';
 import type { Interpreter, InterpreterCaption, InterpreterFactory, InterpreterStatus } from './interpreter.js';
@@ -85,6 +85,14 @@ export class CallRoom {
   private translatingSince: number | null = null;
   private unbilledMs = 0;
   private lastBillAt = Date.now();
+  /**
+   * Interpretation time the last known prepaid balance pays for (null: invoiced, or free). Reaching it
+   * charges at once rather than at the next interval, so a call overdraws by one started second at most.
+   */
+  private fundedMs: number | null = null;
+  /** When an exhausted room last asked whether the balance was topped up. */
+  private lastFundingCheckAt = 0;
+  private checkingFunding = false;
   private billing: Promise<void> = Promise.resolve();
   private readonly log: Logger;
 
@@ -240,9 +248,20 @@ export class CallRoom {
     if (this.disposed) return;
     this.mixers.agent.tick(now);
     this.mixers.customer.tick(now);
-    if (this.isLive && now - this.lastBillAt >= this.deps.settings().billingIntervalMs) {
+    if (!this.isLive) return;
+    const interval = this.deps.settings().billingIntervalMs;
+    if (this.fundedMs !== null && this.interpretedMs(now) >= this.fundedMs) {
+      // The balance is spent: charge the started second now; the charge finds the balance empty.
+      this.fundedMs = null;
+      this.lastBillAt = now;
+      this.bill(now, true);
+    } else if (now - this.lastBillAt >= interval) {
       this.lastBillAt = now;
       this.bill(now, false);
+    }
+    if (this.exhausted && now - this.lastFundingCheckAt >= interval) {
+      this.lastFundingCheckAt = now;
+      this.resumeIfFunded();
     }
   }
 
@@ -292,7 +311,7 @@ export class CallRoom {
     this.deps.track(
       (async () => {
         try {
-          await fundedPayer(this.deps.db, this.payer);
+          this.adoptBalance(await fundedPayer(this.deps.db, this.payer));
         } catch (err) {
           if (generation !== direction.generation || this.disposed) return;
           if (err instanceof ApiError && err.status === 402) {
@@ -441,6 +460,7 @@ export class CallRoom {
     if (this.disposed) return;
     const already = this.exhausted;
     this.exhausted = true;
+    this.fundedMs = null;
     for (const side of ['agent', 'customer'] as const) {
       const direction = this.directions[side];
       if (this.sourceCount(side) > 0 && direction.state !== 'exhausted') this.stopDirection(side, 'exhausted');
@@ -463,6 +483,34 @@ export class CallRoom {
     }
   }
 
+  /**
+   * An exhausted room asks now and then whether the balance was topped up; if it was, the directions
+   * that have a speaker start interpreting again (their listeners get a new provenance frame).
+   */
+  private resumeIfFunded(): void {
+    if (this.checkingFunding) return;
+    this.checkingFunding = true;
+    this.deps.track(
+      (async () => {
+        try {
+          const org = await fundedPayer(this.deps.db, this.payer);
+          if (this.disposed || !this.exhausted) return;
+          this.log.info('media: prepaid balance topped up; interpretation resumes');
+          this.exhausted = false;
+          this.adoptBalance(org);
+          for (const side of ['agent', 'customer'] as const) {
+            if (this.directions[side].state === 'exhausted') this.directions[side].state = 'idle';
+            this.sourcesChanged(side);
+          }
+        } catch (err) {
+          if (!(err instanceof ApiError && err.status === 402)) this.log.warn({ err }, 'media: could not check the balance');
+        } finally {
+          this.checkingFunding = false;
+        }
+      })(),
+    );
+  }
+
   // ---- billing ---------------------------------------------------------------------------------
 
   private updateClock(now = Date.now()): void {
@@ -474,22 +522,35 @@ export class CallRoom {
     }
   }
 
-  /** Charges whole seconds of interpretation so far; `final` also charges the started last second. */
-  private bill(now: number, final: boolean): void {
+  /** Interpretation time not yet charged, up to `now`. */
+  private interpretedMs(now: number): number {
+    return this.unbilledMs + (this.translatingSince === null ? 0 : now - this.translatingSince);
+  }
+
+  /** Learns how much interpretation the organization's balance still pays for. */
+  private adoptBalance(org: OrganizationRow): void {
+    const perSecond = voiceCostMicros(org, 1);
+    this.fundedMs = org.balance_micros === null || perSecond <= 0 ? null : this.interpretedMs(Date.now()) + Math.ceil((org.balance_micros * 1000) / perSecond);
+  }
+
+  /**
+   * Charges whole seconds of interpretation so far; `roundUp` also charges the started last second,
+   * whose unused part is kept (as negative unbilled time) so that no second is charged twice.
+   */
+  private bill(now: number, roundUp: boolean): void {
     if (!this.isLive) return;
     if (this.translatingSince !== null) {
       this.unbilledMs += now - this.translatingSince;
-      this.translatingSince = final ? null : now;
+      this.translatingSince = now;
     }
-    const seconds = final ? Math.ceil(this.unbilledMs / 1000) : Math.floor(this.unbilledMs / 1000);
+    const seconds = roundUp ? Math.ceil(this.unbilledMs / 1000) : Math.floor(this.unbilledMs / 1000);
     if (seconds <= 0) return;
-    this.unbilledMs = Math.max(0, this.unbilledMs - seconds * 1000);
-    const retry = !final;
-    this.billing = this.billing.then(() => this.charge(seconds, retry));
+    this.unbilledMs -= seconds * 1000;
+    this.billing = this.billing.then(() => this.charge(seconds));
     this.deps.track(this.billing);
   }
 
-  private async charge(seconds: number, retry: boolean): Promise<void> {
+  private async charge(seconds: number): Promise<void> {
     const { db } = this.deps;
     try {
       const org = await getOrganization(db, this.call.org_id);
@@ -502,9 +563,11 @@ export class CallRoom {
       });
       const after = await getOrganization(db, this.call.org_id);
       if (after.balance_micros !== null && after.balance_micros <= 0) this.exhaust();
+      else this.adoptBalance(after);
     } catch (err) {
       this.log.error({ err, seconds }, 'media: charging interpretation time failed');
-      if (retry && !this.disposed) this.unbilledMs += seconds * 1000;
+      // Charged later (or, once the room is gone, lost rather than charged twice).
+      if (!this.disposed) this.unbilledMs += seconds * 1000;
     }
   }
 
