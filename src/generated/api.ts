@@ -513,6 +513,11 @@ export interface paths {
          * @description Returns an id for a PBX to join `side` over Asterisk AudioSocket: give the dialplan
          *     `AudioSocket(<audiosocket_id>,<host>:<port>)`. A new line replaces the side's old one (its
          *     connection is closed). A call that has ended: 409. Scope: `calls:write`.
+         *     The line can be made at any time, but the PBX should connect once the call is ready (both
+         *     languages known, as for the media sockets): a connection the server cannot take gets an
+         *     AudioSocket error frame (kind 0xff) whose one-byte payload says why, then the server closes
+         *     it: 0x10 unknown or replaced line id, 0x11 call ended, 0x12 call not ready yet (connect
+         *     again later), 0x13 first message not a UUID, 0x14 server shutting down, 0x1f internal error.
          */
         post: operations["createPhoneLine"];
         delete?: never;

@@ -80,6 +80,23 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     expect([...pbx.messages[0].payload]).toEqual([LINE_ERROR.unknownLine]);
   });
 
+  it('a line for a call that is not ready yet is refused with 0x12 and taken once the languages are known', async () => {
+    const call = await calls.createCall(key, {});
+    const line = await (await calls.api(`/v1/calls/${call.id}/phone-line`, key, { method: 'POST', body: { side: 'agent' } })).json();
+    const early = await Pbx.connect(port);
+    early.sendUuid(line.audiosocket_id);
+    await early.ended;
+    expect(early.messages.map((m) => [m.kind, ...m.payload])).toEqual([[0xff, LINE_ERROR.notReady]]);
+
+    await calls.setLanguage(call.id, call.customerKey, 'de');
+    const later = await Pbx.connect(port);
+    later.sendUuid(line.audiosocket_id);
+    await waitUntil(() => (t.server.media.room(call.id)?.lines.size ?? 0) === 1, 2_000, 'the line');
+    expect(later.messages).toHaveLength(0);
+    later.send(0x00);
+    await waitUntil(() => !t.server.media.room(call.id)?.lines.size, 2_000, 'the line to leave');
+  });
+
   it('a first message that is not a UUID is refused the same way', async () => {
     const pbx = await Pbx.connect(port);
     pbx.send(0x10, Buffer.alloc(320));
