@@ -208,8 +208,8 @@ export const keyHashOf = (call: CallRow, side: Side) => call[keyColumn(side)];
 export const lineOf = (call: CallRow, side: Side) => call[lineColumn(side)];
 export const isJoined = (call: CallRow, side: Side) => call[joinedColumn(side)] !== null;
 
-/** A side opening its link joins the call (once, until it leaves). */
-export async function markJoined(deps: CallDeps, call: CallRow, side: Side): Promise<CallRow> {
+/** A side opening its link or its media joins the call (once, until it leaves). */
+export async function markJoined(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow, side: Side): Promise<CallRow> {
   if (call.status !== 'open' || isJoined(call, side)) return call;
   return withEvents(deps.db, deps.events, async (trx, emit) => {
     const [updated] = await trx<CallRow>('calls')

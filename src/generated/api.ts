@@ -109,7 +109,8 @@ export interface paths {
          * Join a call
          * @description Who the call is with and, once both languages are known and the call is open (`ready`),
          *     where this side sends its voice (`stream`) and hears the other side (`listen`).
-         *     Answers also for an ended call (`status: ended`, `ready: false`).
+         *     Answers also for an ended call (`status: ended`, `ready: false`). Joining (or opening a media
+         *     socket) marks the side present: event `call.joined`, once until the side leaves.
          */
         get: operations["joinCall"];
         put?: never;

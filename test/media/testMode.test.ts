@@ -199,7 +199,10 @@ describe(`media plane, test mode (${backendName})`, () => {
     expect(await customerHears.closed).toEqual({ code: 4004, reason: 'left the call' });
     expect(customerHears.frames.at(-1)).toMatchObject({ type: 'notice', code: 'left' });
     expect(agentMic.readyState).toBe(agentMic.OPEN);
+    const joinedEvents = () => t.server.app.db('events').where({ call_id: id, type: 'call.joined' }).count({ n: '*' }).first();
+    const joinedBefore = Number((await joinedEvents())!.n);
     const back = await calls.join(id, customerKey);
+    expect(Number((await joinedEvents())!.n)).toBe(joinedBefore + 1);
     const ear = await Listener.open(listenUrl(t, back));
     const mic = await connect(streamUrl(t, back));
     const voice = pattern(4_800, 3);
@@ -207,6 +210,17 @@ describe(`media plane, test mode (${backendName})`, () => {
     expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
     for (const ws of [agentMic, mic]) ws.close();
     ear.close();
+  });
+
+  it('a customer that hung up and reopens its media without joining is back in the call, and the agent is told', async () => {
+    const { id, customer, customerKey } = await readyCall();
+    expect((await calls.side(`/${id}/end`, customerKey, { method: 'POST' })).status).toBe(200);
+    expect((await t.server.app.db('calls').where({ id }).first()).customer_joined_at).toBeNull();
+    const mic = await connect(streamUrl(t, customer));
+    expect((await t.server.app.db('calls').where({ id }).first()).customer_joined_at).not.toBeNull();
+    const events = await t.server.app.db('events').where({ call_id: id }).orderBy('seq').pluck('type');
+    expect(events.slice(-2)).toEqual(['call.left', 'call.joined']);
+    mic.close();
   });
 
   it('a new link closes that side’s sockets only; the side rejoins with a fresh channel', async () => {

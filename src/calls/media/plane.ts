@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
-import { lineOf, otherSide, type CallRow, type Side } from '../calls.js';
+import { isJoined, lineOf, markJoined, otherSide, type CallRow, type Side } from '../calls.js';
 import { isReady, parseChannelId, verifyMediaSecret } from '../join.js';
 import { LineConn, ListenConn, StreamConn, type LineEndpoint } from './connections.js';
 import { unconfiguredInterpreterFactory, type InterpreterFactory } from './interpreter.js';
@@ -175,6 +175,8 @@ export class MediaPlane {
     if (!verifyMediaSecret(call, side, kind, secret)) return this.refuse(socket, kind === 'stream' ? REFUSAL.badToken : REFUSAL.badUnlock);
     if (call.status !== 'open') return this.refuse(socket, REFUSAL.callEnded);
     if (!isReady(call)) return this.refuse(socket, REFUSAL.notReady);
+    // Opening its media puts a side in the call: one that hung up and reconnects is back (call.joined).
+    if (!isJoined(call, side)) await markJoined(this.deps, call, side);
     if (this.closing) return this.refuse(socket, REFUSAL.shuttingDown);
     if (socket.destroyed) return;
 
@@ -218,6 +220,7 @@ export class MediaPlane {
     if (!verifyMediaSecret(row, conn.side, kind, secret)) {
       return conn.close(CLOSE.linkReplaced, kind === 'listen' ? notice(NOTICE.linkReplaced) : undefined);
     }
+    if (!isJoined(row, conn.side)) return conn.close(CLOSE.left, kind === 'listen' ? notice(NOTICE.left) : undefined);
     room.refreshCall(row);
   }
 
