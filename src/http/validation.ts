@@ -100,11 +100,34 @@ export function locationOf(path: string): Array<string | number> {
 const issueType = (errorCode?: string) => errorCode?.replace(/\.openapi\.(validation|requestValidation)$/, '') ?? 'invalid';
 
 export function issuesFrom(err: ValidatorError): ValidationIssue[] {
-  return (err.errors ?? []).map((item) => ({
+  const issues = (err.errors ?? []).map((item) => ({
     loc: locationOf(item.path),
     msg: item.message,
     type: issueType(item.errorCode),
   }));
+  return issues.flatMap((issue) => {
+    const alternatives = issues.some((other) => (other.type === 'anyOf' || other.type === 'oneOf') && sameLocation(other.loc, issue.loc));
+    return alternatives ? oneIssueFor(issue, issues) : [issue];
+  });
+}
+
+const sameLocation = (a: ValidationIssue['loc'], b: ValidationIssue['loc']) => a.length === b.length && a.every((part, i) => part === b[i]);
+
+/**
+ * A value that matches none of its alternatives fails each one, and the validator reports them all
+ * (`must be string`, `must be number`, ..., `must match a schema in anyOf`). The client gets one
+ * issue: the broken rule inside or on the value when it had a right type, or else the types it may have.
+ */
+function oneIssueFor(issue: ValidationIssue, issues: ValidationIssue[]): ValidationIssue[] {
+  // A problem inside the value (an array item, a property) means its type was right: that problem is the one.
+  if (issues.some((other) => other.loc.length > issue.loc.length && sameLocation(other.loc.slice(0, issue.loc.length), issue.loc))) return [];
+  const here = issues.filter((other) => sameLocation(other.loc, issue.loc));
+  const constraints = here.filter((other) => other.type !== 'type' && other.type !== 'anyOf' && other.type !== 'oneOf');
+  if (constraints.length) return constraints.includes(issue) ? [issue] : [];
+  if (issue !== here[0]) return [];
+  const types = here.filter((other) => other.type === 'type').map((other) => other.msg.replace(/^must be /, ''));
+  const list = types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types.at(-1)}` : types[0];
+  return [{ loc: issue.loc, msg: list ? `must be ${list}` : issue.msg, type: list ? 'type' : issue.type }];
 }
 
 /** The validator's own statuses, mapped to the catalogue (its 400 is our 422). */

@@ -85,6 +85,20 @@ describe(`HTTP surface (${backendName})`, () => {
     expect(locs.some((loc: string) => loc.startsWith('body.text'))).toBe(true);
   });
 
+  it('reports a value that matches none of its alternatives once, naming the broken rule or the types allowed', async () => {
+    const res = await authed('/v1/calls', {
+      method: 'POST',
+      body: JSON.stringify({ agent_language: 'en', metadata: { nested: { x: 1 }, long: 'x'.repeat(501), fine: null } }),
+    });
+    expect(res.status).toBe(422);
+    expect((await res.json()).detail).toEqual([
+      { loc: ['body', 'metadata', 'nested'], msg: 'must be string, number or boolean', type: 'type' },
+      { loc: ['body', 'metadata', 'long'], msg: 'must NOT have more than 500 characters', type: 'maxLength' },
+    ]);
+    const items = await authed('/v1/translate', { method: 'POST', body: JSON.stringify({ target: 'fi', text: ['ok', 7] }) });
+    expect((await items.json()).detail).toEqual([{ loc: ['body', 'text', 1], msg: 'must be string', type: 'type' }]);
+  });
+
   it('rejects invalid query parameters with 422', async () => {
     const res = await authed('/v1/calls?limit=0&status=closed');
     expect(res.status).toBe(422);
