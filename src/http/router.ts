@@ -55,7 +55,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       principalKey,
       idempotencyKey,
       requestFingerprint(req.method, req.path, req.body, uploadedFiles(req)),
-      { credential: presentedCredential(req)! },
+      presentedCredential(req)!,
       async () => {
         const result = await run(requestRefFor(principalKey, idempotencyKey));
         if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);

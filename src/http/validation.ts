@@ -27,7 +27,8 @@ export function contractValidator(app: AppContext): RequestHandler[] {
 /**
  * The body's presence and media type, checked before the validator (which would answer 415 naming
  * "undefined"): every malformed request is a 422 listing what is wrong. A request without a body is
- * fine where the body is optional (its defaults apply); where it is required, `body` is missing. A body of a type the operation does not take is a problem of the Content-Type header.
+ * fine where the body is optional (its defaults apply); where it is required, `body` is missing. A
+ * body of a type the operation does not take is a problem of the Content-Type header.
  */
 export function documentedBody(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler | null {
   const requestBody = contract.paths[op.path]?.[op.method]?.requestBody;
@@ -100,34 +101,48 @@ export function locationOf(path: string): Array<string | number> {
 const issueType = (errorCode?: string) => errorCode?.replace(/\.openapi\.(validation|requestValidation)$/, '') ?? 'invalid';
 
 export function issuesFrom(err: ValidatorError): ValidationIssue[] {
-  const issues = (err.errors ?? []).map((item) => ({
-    loc: locationOf(item.path),
-    msg: item.message,
-    type: issueType(item.errorCode),
-  }));
-  return issues.flatMap((issue) => {
-    const alternatives = issues.some((other) => (other.type === 'anyOf' || other.type === 'oneOf') && sameLocation(other.loc, issue.loc));
-    return alternatives ? oneIssueFor(issue, issues) : [issue];
-  });
+  return oneIssuePerAlternatives(
+    (err.errors ?? []).map((item) => ({
+      loc: locationOf(item.path),
+      msg: item.message,
+      type: issueType(item.errorCode),
+    })),
+  );
 }
 
-const sameLocation = (a: ValidationIssue['loc'], b: ValidationIssue['loc']) => a.length === b.length && a.every((part, i) => part === b[i]);
+const placeOf = (loc: ValidationIssue['loc']) => JSON.stringify(loc);
+const isAlternatives = (issue: ValidationIssue) => issue.type === 'anyOf' || issue.type === 'oneOf';
 
 /**
  * A value that matches none of its alternatives fails each one, and the validator reports them all
- * (`must be string`, `must be number`, ..., `must match a schema in anyOf`). The client gets one
- * issue: the broken rule inside or on the value when it had a right type, or else the types it may have.
+ * (`must be string`, `must be number`, ..., `must match a schema in anyOf`). The client gets, where
+ * the first of them stood: the broken rules inside or on the value when it had a right type, or else
+ * one issue naming the types it may have.
  */
-function oneIssueFor(issue: ValidationIssue, issues: ValidationIssue[]): ValidationIssue[] {
-  // A problem inside the value (an array item, a property) means its type was right: that problem is the one.
-  if (issues.some((other) => other.loc.length > issue.loc.length && sameLocation(other.loc.slice(0, issue.loc.length), issue.loc))) return [];
-  const here = issues.filter((other) => sameLocation(other.loc, issue.loc));
-  const constraints = here.filter((other) => other.type !== 'type' && other.type !== 'anyOf' && other.type !== 'oneOf');
-  if (constraints.length) return constraints.includes(issue) ? [issue] : [];
-  if (issue !== here[0]) return [];
+function oneIssuePerAlternatives(issues: ValidationIssue[]): ValidationIssue[] {
+  const alternatives = new Set(issues.filter(isAlternatives).map((issue) => placeOf(issue.loc)));
+  if (!alternatives.size) return issues;
+  const settled = new Set<string>();
+  return issues.flatMap((issue) => {
+    const place = placeOf(issue.loc);
+    if (!alternatives.has(place)) return [issue];
+    if (settled.has(place)) return [];
+    settled.add(place);
+    return issuesOfAlternatives(issue.loc, issues);
+  });
+}
+
+function issuesOfAlternatives(loc: ValidationIssue['loc'], issues: ValidationIssue[]): ValidationIssue[] {
+  const place = placeOf(loc);
+  // A problem inside the value (an array item, a property) means its type was right: that one is reported.
+  if (issues.some((other) => other.loc.length > loc.length && placeOf(other.loc.slice(0, loc.length)) === place)) return [];
+  const here = issues.filter((other) => placeOf(other.loc) === place);
+  const broken = here.filter((other) => other.type !== 'type' && !isAlternatives(other));
+  if (broken.length) return broken;
   const types = here.filter((other) => other.type === 'type').map((other) => other.msg.replace(/^must be /, ''));
+  if (!types.length) return here.filter(isAlternatives).slice(0, 1);
   const list = types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types.at(-1)}` : types[0];
-  return [{ loc: issue.loc, msg: list ? `must be ${list}` : issue.msg, type: list ? 'type' : issue.type }];
+  return [{ loc, msg: `must be ${list}`, type: 'type' }];
 }
 
 /** The validator's own statuses, mapped to the catalogue (its 400 is our 422). */

@@ -52,13 +52,9 @@ const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 export const requestRefFor = (principalKey: string, idempotencyKey: string) =>
   `idem:${createHash('sha256').update(`${principalKey}\n${idempotencyKey}`).digest('hex')}`;
 
-/** Who may open a stored answer: the raw credential the request was authenticated with. */
-export interface AnswerSeal {
-  credential: string;
-}
-
-const sealingKey = (seal: AnswerSeal, idempotencyKey: string) =>
-  createHmac('sha256', seal.credential).update(`idempotency-answer\n${idempotencyKey}`).digest();
+/** The key that seals one stored answer; `credential` is the raw one the request was authenticated with. */
+const sealingKey = (credential: string, idempotencyKey: string) =>
+  createHmac('sha256', credential).update(`idempotency-answer\n${idempotencyKey}`).digest();
 
 function sealAnswer(body: unknown, key: Buffer): string {
   const iv = randomBytes(12);
@@ -99,10 +95,11 @@ export async function runIdempotently(
   principalKey: string,
   idempotencyKey: string,
   fingerprint: string,
-  seal: AnswerSeal,
+  /** Only a request with the same credential can replay the stored answer. */
+  credential: string,
   work: () => Promise<StoredAnswer>,
 ): Promise<StoredAnswer & { replayed: boolean }> {
-  const key = sealingKey(seal, idempotencyKey);
+  const key = sealingKey(credential, idempotencyKey);
   const where = { principal_key: principalKey, idempotency_key: idempotencyKey };
   const claimed = await claim(db, where, fingerprint);
   if (!claimed) {

@@ -176,7 +176,7 @@ export class MediaPlane {
     if (call.status !== 'open') return this.refuse(socket, REFUSAL.callEnded);
     if (!isReady(call)) return this.refuse(socket, REFUSAL.notReady);
     // Opening its media puts a side in the call: one that hung up and reconnects is back (call.joined).
-    if (!isJoined(call, side)) await markJoined(this.deps, call, side);
+    await markJoined(this.deps, call, side);
     if (this.closing) return this.refuse(socket, REFUSAL.shuttingDown);
     if (socket.destroyed) return;
 

@@ -530,7 +530,8 @@ export class CallRoom {
   /** Learns how much interpretation the organization's balance still pays for. */
   private adoptBalance(org: OrganizationRow): void {
     const perSecond = voiceCostMicros(org, 1);
-    this.fundedMs = org.balance_micros === null || perSecond <= 0 ? null : this.interpretedMs(Date.now()) + Math.ceil((org.balance_micros * 1000) / perSecond);
+    if (org.balance_micros === null || perSecond <= 0) this.fundedMs = null;
+    else this.fundedMs = this.interpretedMs(Date.now()) + Math.ceil((org.balance_micros * 1000) / perSecond);
   }
 
   /**
