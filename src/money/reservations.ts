@@ -63,23 +63,24 @@ export async function reserve(
   if (!live || !base.prepaid || cost <= 0) return { ...base, holdId: null };
   const { rows } = await db.raw<{ rows: Array<{ id: number }> }>(
     `WITH held AS (
-       UPDATE organizations SET held_micros = held_micros + :cost
-       WHERE id = :org AND balance_micros IS NOT NULL AND balance_micros - held_micros >= :cost
+       UPDATE organizations SET held_micros = held_micros + CAST(:cost AS bigint)
+       WHERE id = :org AND balance_micros IS NOT NULL AND balance_micros - held_micros >= CAST(:cost AS bigint)
        RETURNING id
      )
      INSERT INTO balance_holds (org_id, amount_micros, instance_id)
-     SELECT id, :cost, :instance FROM held
+     SELECT id, CAST(:cost AS bigint), :instance FROM held
      RETURNING id`,
     { cost, org: org.id, instance: instanceId },
   );
-  if (!rows.length) throw await refusal(db, org, cost);
+  if (!rows.length) throw await refusal(db, org.id, cost);
   return { ...base, holdId: rows[0].id };
 }
 
-async function refusal(db: Knex, org: OrganizationRow, cost: number) {
-  const now = await db<OrganizationRow>('organizations').where({ id: org.id }).first();
-  const available = now ? availableMicros(now) : null;
-  return errors.insufficientBalance(formatMicros(cost, org.currency), formatMicros(Math.max(available ?? 0, 0), org.currency));
+/** 402 naming the cost and what the organization has available now. */
+async function refusal(db: Knex, orgId: string, cost: number) {
+  const org = (await db<OrganizationRow>('organizations').where({ id: orgId }).first())!;
+  const available = Math.max(availableMicros(org) ?? 0, 0);
+  return errors.insufficientBalance(formatMicros(cost, org.currency), formatMicros(available, org.currency));
 }
 
 /**
@@ -109,13 +110,7 @@ export async function settle(trx: Knex.Transaction, reservation: Reservation, re
   });
   const charged = inserted ? reservation.costMicros : 0;
   if (reservation.prepaid && (charged !== 0 || held > 0)) {
-    if (!(await updateBalance(trx, payer.orgId, charged, held))) {
-      const org = (await trx<OrganizationRow>('organizations').where({ id: payer.orgId }).first())!;
-      throw errors.insufficientBalance(
-        formatMicros(charged, org.currency),
-        formatMicros(Math.max(availableMicros(org) ?? 0, 0), org.currency),
-      );
-    }
+    if (!(await updateBalance(trx, payer.orgId, charged, held))) throw await refusal(trx, payer.orgId, charged);
   }
   return { quantity: entry.quantity, costMicros: -entry.amount_micros };
 }
@@ -136,7 +131,7 @@ async function updateBalance(trx: Knex.Transaction, orgId: string, charged: numb
   const updated = await trx('organizations')
     .where({ id: orgId })
     .whereNotNull('balance_micros')
-    .andWhereRaw('(? <= 0 OR balance_micros - held_micros >= ?)', [beyondHold, beyondHold])
+    .andWhereRaw('(CAST(? AS bigint) <= 0 OR balance_micros - held_micros >= CAST(? AS bigint))', [beyondHold, beyondHold])
     .update({
       balance_micros: trx.raw('balance_micros - ?', [charged]),
       held_micros: trx.raw('held_micros - ?', [held]),
