@@ -22,6 +22,8 @@ export interface AppContext {
   events: EventBus;
   /** The port PBXs connect to for AudioSocket lines, once bound. */
   audioSocketPort: number;
+  /** This server instance (src/instances.ts): the holds and running requests it owns carry it. */
+  instanceId: string;
   /** Aborted when the server stops: long-lived streams and sockets end themselves. */
   shutdown: AbortSignal;
 }

@@ -21,6 +21,8 @@ export interface Config {
   rateLimit: { requestsPerWindow: number; windowMs: number };
   /** Comment lines that keep idle event streams open through proxies. */
   sseHeartbeatMs: number;
+  /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
+  instanceHeartbeatMs: number;
   engines: {
     translation: TranslationEngineName | undefined;
     openai: {
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: 60_000,
     },
     sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
+    instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
     engines: {
       translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),
       openai,

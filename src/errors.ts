@@ -26,6 +26,11 @@ export const errors = {
   invalidCallKey: () => new ApiError(401, 'missing or invalid X-Call-Key for this call'),
   invalidChatKey: () => new ApiError(401, 'missing or invalid X-Chat-Key: this chat link is no longer valid'),
   paymentRequired: () => new ApiError(402, 'the prepaid balance has run out; add credit to continue'),
+  insufficientBalance: (cost: string, available: string) =>
+    new ApiError(
+      402,
+      `this request costs ${cost} and the prepaid balance has ${available} available (money held by requests in progress is not); add credit to continue`,
+    ),
   missingScope: (scope: string) => new ApiError(403, `missing scope: ${scope}`),
   notFound: (what = 'resource') => new ApiError(404, `${what} not found`),
   routeNotFound: (method: string, path: string) => new ApiError(404, `no such endpoint: ${method} ${path}`),

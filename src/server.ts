@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
+import { startInstance, type RunningInstance } from './instances.js';
 import { startPeriodicJobs } from './jobs.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { createInterpreterFactory } from './interpretation/index.js';
@@ -44,9 +45,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     dataDir: config.dataDir,
     memory: options.memoryDatabase,
   });
+  let instance: RunningInstance | undefined;
   try {
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
+    // Registered before serving: every hold and running request names a live instance.
+    const running = await startInstance(database.knex, {
+      heartbeatMs: config.instanceHeartbeatMs,
+      soleInstance: database.kind === 'pglite',
+      logger,
+    });
+    instance = running;
     const rateLimits = new MemoryRateLimitStore();
     const translationEngine = createTranslationEngine(config.engines);
     const shutdown = new AbortController();
@@ -59,6 +68,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       translationEngine,
       transcriptionEngine: createTranscriptionEngine(config.engines),
       events: new LocalEventBus(),
+      instanceId: running.id,
       shutdown: shutdown.signal,
       audioSocketPort: config.audioSocketPort,
     };
@@ -89,11 +99,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await audioSocket.close();
       await closed;
       stopJobs();
+      await running.stop();
       await rateLimits.close();
       await database.close();
     };
     return { app, url, port, banner, media, audioSocketPort: audioSocket.port, stop };
   } catch (err) {
+    await instance?.stop().catch(() => undefined);
     await database.close();
     throw err;
   }

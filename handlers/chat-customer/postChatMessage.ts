@@ -4,6 +4,6 @@ import { sessionForCustomer } from '../../src/sessions/sessions.js';
 
 export default defineHandler<'postChatMessage'>(async ({ app, params, body, req }) => {
   const session = await sessionForCustomer(app.db, params.session_id, req.get('x-chat-key'));
-  const { row, voice } = await postMessage(app, session, { ...body, sender: 'customer' }, 'text', null);
+  const { row, voice } = await postMessage(app, session, { ...body, sender: 'customer' }, null);
   return { status: 201, body: presentMessage(row, voice, customerAudioPath) };
 });

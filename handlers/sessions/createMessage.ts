@@ -4,6 +4,6 @@ import { findSession } from '../../src/sessions/sessions.js';
 
 export default defineHandler<'createMessage'>(async ({ app, principal, params, body, requestRef }) => {
   const session = await findSession(app.db, requirePrincipal(principal), params.session_id);
-  const { row, voice } = await postMessage(app, session, body, 'text', requestRef);
+  const { row, voice } = await postMessage(app, session, body, requestRef);
   return { status: 201, body: presentMessage(row, voice, agentAudioPath) };
 });

@@ -7,7 +7,7 @@ import { errors } from '../errors.js';
 import { withEvents } from '../events/log.js';
 import type { Metadata, NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
-import { fundedPayer } from '../services/billing.js';
+import { fundedPayer } from '../money/index.js';
 import { DEFAULT_AGENT_NAME } from '../sessions/sessions.js';
 import { findOwned, listOwned } from '../services/owned.js';
 

@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { fundedPayer } from '../services/billing.js';
+import { fundedPayer } from '../money/index.js';
 import { assertOpen, type CallRow, type Side } from './calls.js';
 
 export async function dial(app: { db: Knex }, payer: Payer, call: CallRow, _side: Side, _to: string): Promise<never> {

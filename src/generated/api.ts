@@ -737,8 +737,11 @@ export interface paths {
          * Post a voice message
          * @description A recording of up to two minutes (WebM, Ogg, MP4/M4A, MP3 or WAV; at most 10 MB) is
          *     transcribed, translated for the other side and stored as a message of kind `voice`; billed
-         *     per second of audio at the voice rate (test mode: a placeholder transcript, free). Longer,
-         *     unknown or broken audio: 422; a larger file: 413. A closed session: 409. Scope: `sessions:write`.
+         *     per started second of audio at the voice rate (test mode: a placeholder transcript, free);
+         *     live mode on a prepaid balance: the seconds are held before transcribing, 402 when the
+         *     available balance cannot cover them (nor, after transcription, the translation). Longer,
+         *     unknown or broken audio: 422; a larger file: 413. A closed session: 409, nothing billed.
+         *     Scope: `sessions:write`.
          */
         post: operations["createVoiceMessage"];
         delete?: never;
@@ -761,8 +764,11 @@ export interface paths {
          * @description Translates one text or up to 100 texts (each up to 10,000 characters, 50,000 in all) into
          *     `target`, in the order given. Billed per character (Unicode code point) actually translated;
          *     a text already in the target language comes back as is, `translated: false`, free. Test
-         *     mode: the stand-in `"[<target>] <text>"`, nothing billed. Prepaid balance run out in live
-         *     mode: 402. The translation engine failing: 502. Scope: `translate`.
+         *     mode: the stand-in `"[<target>] <text>"`, nothing billed. Live mode on a prepaid balance: the
+         *     cost of what an engine must translate (after the cache) is held before the engine is called,
+         *     and the request is refused with 402 when the available balance (balance less what requests in
+         *     progress hold) cannot cover it; the balance never goes below zero. The translation engine
+         *     failing: 502, nothing billed. Scope: `translate`.
          */
         post: operations["translate"];
         delete?: never;
@@ -1275,7 +1281,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The organization's prepaid balance has run out. */
+        /** @description The organization's prepaid balance has run out, or what it has available (the balance less what requests in progress hold) cannot cover this request's cost. */
         PaymentRequired: {
             headers: {
                 [name: string]: unknown;

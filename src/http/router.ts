@@ -50,18 +50,18 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       return;
     }
     const principalKey = req.principal!.rateLimitKey;
-    const answer = await runIdempotently(
-      app.db,
+    const request = {
       principalKey,
       idempotencyKey,
-      requestFingerprint(req.method, req.path, req.body, uploadedFiles(req)),
-      presentedCredential(req)!,
-      async () => {
-        const result = await run(requestRefFor(principalKey, idempotencyKey));
-        if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);
-        return result;
-      },
-    );
+      fingerprint: requestFingerprint(req.method, req.path, req.body, uploadedFiles(req)),
+      credential: presentedCredential(req)!,
+      instanceId: app.instanceId,
+    };
+    const answer = await runIdempotently(app.db, request, async () => {
+      const result = await run(requestRefFor(principalKey, idempotencyKey));
+      if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);
+      return result;
+    });
     send(res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
 }

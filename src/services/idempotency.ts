@@ -9,7 +9,11 @@ import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** A request still "running" after this long died with its server; its key may be used again. */
+/**
+ * A request still "running" after this long is taken for dead even if its instance lives (a claim
+ * that was never let go of); its key may be used again. Requests that die with their instance are
+ * detected sooner, by the instance's lease.
+ */
 export const IDEMPOTENCY_STALE_MS = 5 * 60 * 1000;
 
 export interface StoredAnswer {
@@ -22,6 +26,7 @@ interface IdempotencyRow {
   idempotency_key: string;
   request_hash: string;
   state: 'running' | 'done';
+  instance_id: string | null;
   response_status: number | null;
   response_body: string | null;
   created_at: Date;
@@ -85,83 +90,143 @@ function openStoredAnswer(stored: string, key: Buffer): unknown {
   }
 }
 
+const reusedKey = () =>
+  errors.invalid([
+    {
+      loc: ['header', 'Idempotency-Key'],
+      msg: 'this Idempotency-Key was already used for a different request (other path or body); use a new key',
+      type: 'idempotency_key_reused',
+    },
+  ]);
+
+export interface IdempotentRequest {
+  /** The API key (or app) the Idempotency-Key belongs to. */
+  principalKey: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  /** Only a request with the same credential can replay the stored answer. */
+  credential: string;
+  /** The server instance running the request: if it dies, the key is freed for a retry. */
+  instanceId: string;
+}
+
+/** How many times a claim is tried while other requests with the key come and go (then 409). */
+const CLAIM_ATTEMPTS = 20;
+
 /**
  * Runs `work` once per (principal, key). A replay returns the stored answer; a different request with
  * the same key is refused (422), as is a second request while the first still runs (409). Only
- * successful answers are stored: a failed request changed nothing, so its retry runs again.
+ * successful answers are stored: a failed request changed nothing, so its retry runs again. A request
+ * whose server instance died is retried, not refused.
  */
 export async function runIdempotently(
   db: Knex,
-  principalKey: string,
-  idempotencyKey: string,
-  fingerprint: string,
-  /** Only a request with the same credential can replay the stored answer. */
-  credential: string,
+  request: IdempotentRequest,
   work: () => Promise<StoredAnswer>,
 ): Promise<StoredAnswer & { replayed: boolean }> {
-  const key = sealingKey(credential, idempotencyKey);
-  const where = { principal_key: principalKey, idempotency_key: idempotencyKey };
-  const claimed = await claim(db, where, fingerprint);
-  if (!claimed) {
-    const existing = (await db<IdempotencyRow>('idempotency_keys').where(where).first())!;
-    if (existing.request_hash !== fingerprint) {
-      throw errors.invalid([
-        {
-          loc: ['header', 'Idempotency-Key'],
-          msg: 'this Idempotency-Key was already used for a different request (other path or body); use a new key',
-          type: 'idempotency_key_reused',
-        },
-      ]);
-    }
-    if (existing.state === 'running') {
-      throw errors.conflict('a request with this Idempotency-Key is still being processed; retry it shortly');
-    }
-    const body = existing.response_body === null ? undefined : openStoredAnswer(existing.response_body, key);
-    return { status: existing.response_status!, body, replayed: true };
+  const key = sealingKey(request.credential, request.idempotencyKey);
+  const where = { principal_key: request.principalKey, idempotency_key: request.idempotencyKey };
+  const mine = { ...where, instance_id: request.instanceId, state: 'running', request_hash: request.fingerprint };
+
+  const outcome = await claim(db, request);
+  if (outcome.kind === 'replay') {
+    const { row } = outcome;
+    const body = row.response_body === null ? undefined : openStoredAnswer(row.response_body, key);
+    return { status: row.response_status!, body, replayed: true };
   }
 
   let answer: StoredAnswer;
   try {
     answer = await work();
   } catch (err) {
-    await db('idempotency_keys').where(where).del();
+    // Only this attempt's claim: a retry may have taken the key over meanwhile.
+    await db('idempotency_keys').where(mine).del();
     throw err;
   }
   await db('idempotency_keys')
-    .where(where)
+    .where(mine)
     .update({
       state: 'done',
+      instance_id: null,
       response_status: answer.status,
       response_body: answer.body === undefined ? null : sealAnswer(answer.body, key),
     });
   return { ...answer, replayed: false };
 }
 
-/** Takes the key for this request: a new row, or one that expired or whose request died. */
-async function claim(
-  db: Knex,
-  where: { principal_key: string; idempotency_key: string },
-  fingerprint: string,
-): Promise<boolean> {
+type Claim = { kind: 'run' } | { kind: 'replay'; row: IdempotencyRow };
+
+/**
+ * Takes the key for this request, or learns what answers it. Other requests with the key may finish,
+ * fail (and let go of the key) or die at any moment, so each step acts on what is there now and the
+ * loop ends only with a decision: run, replay, 422 (another request) or 409 (still running).
+ */
+async function claim(db: Knex, request: IdempotentRequest): Promise<Claim> {
+  const where = { principal_key: request.principalKey, idempotency_key: request.idempotencyKey };
+  const running = { request_hash: request.fingerprint, state: 'running', instance_id: request.instanceId };
+  const stillRunning = () => errors.conflict('a request with this Idempotency-Key is still being processed; retry it shortly');
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const inserted = await db('idempotency_keys')
+      .insert({ ...where, ...running })
+      .onConflict(['principal_key', 'idempotency_key'])
+      .ignore()
+      .returning('principal_key');
+    if (inserted.length) return { kind: 'run' };
+
+    const existing = await db<IdempotencyRow>('idempotency_keys').where(where).first();
+    if (!existing) continue; // its request failed and let go of the key just now: claim it again
+    if (!expired(existing)) {
+      if (existing.request_hash !== request.fingerprint) throw reusedKey();
+      if (existing.state === 'done') return { kind: 'replay', row: existing };
+    }
+    // One conditional update, so of several retries of a dead request exactly one takes it over.
+    const takenOver = await db('idempotency_keys')
+      .where(where)
+      .andWhere((q) => claimable(db, q, request.fingerprint))
+      .update({ ...running, response_status: null, response_body: null, created_at: db.fn.now() });
+    if (takenOver > 0) return { kind: 'run' };
+    const now = await db<IdempotencyRow>('idempotency_keys').where(where).first();
+    if (now && now.state === 'running' && now.request_hash === request.fingerprint && !expired(now)) throw stillRunning();
+  }
+  throw stillRunning();
+}
+
+const expired = (row: IdempotencyRow) => row.created_at.getTime() < Date.now() - IDEMPOTENCY_TTL_MS;
+
+/**
+ * A key may be taken when its answer expired, or when the same request is "running" but can no longer
+ * finish: its instance is not alive (lease ran out), or it has run longer than IDEMPOTENCY_STALE_MS.
+ */
+function claimable(db: Knex, q: Knex.QueryBuilder, fingerprint: string) {
   const now = Date.now();
-  const inserted = await db('idempotency_keys')
-    .insert({ ...where, request_hash: fingerprint, state: 'running' })
-    .onConflict(['principal_key', 'idempotency_key'])
-    .ignore()
-    .returning('principal_key');
-  if (inserted.length) return true;
-  // A single conditional update, so two retries of a dead request cannot both take it over.
-  const takenOver = await db('idempotency_keys')
-    .where(where)
-    .andWhere((q) =>
-      q
-        .where('created_at', '<', new Date(now - IDEMPOTENCY_TTL_MS))
-        .orWhere((running) =>
-          running.where({ state: 'running' }).andWhere('created_at', '<', new Date(now - IDEMPOTENCY_STALE_MS)),
-        ),
-    )
-    .update({ request_hash: fingerprint, state: 'running', response_status: null, response_body: null, created_at: db.fn.now() });
-  return takenOver > 0;
+  return q.where('created_at', '<', new Date(now - IDEMPOTENCY_TTL_MS)).orWhere((dead) =>
+    dead
+      .where({ state: 'running', request_hash: fingerprint })
+      .andWhere((gone) =>
+        gone
+          .where('created_at', '<', new Date(now - IDEMPOTENCY_STALE_MS))
+          .orWhereNull('instance_id')
+          .orWhereNotExists((live) => aliveInstance(db, live)),
+      ),
+  );
+}
+
+/** The instance named by the row's `instance_id`, if its lease is current. */
+const aliveInstance = (db: Knex, q: Knex.QueryBuilder) =>
+  q
+    .select(db.raw('1'))
+    .from('instances')
+    .whereRaw('instances.id = idempotency_keys.instance_id')
+    .andWhere('instances.expires_at', '>=', db.fn.now());
+
+/**
+ * Frees the keys of requests whose instance is no longer alive, so their retries run. With
+ * `soleInstance`, every other instance counts as dead.
+ */
+export async function forgetRequestsOfDeadInstances(db: Knex, soleInstance?: string): Promise<number> {
+  const running = db('idempotency_keys').where({ state: 'running' });
+  if (soleInstance) return running.andWhere((q) => q.whereNot({ instance_id: soleInstance }).orWhereNull('instance_id')).del();
+  return running.andWhere((q) => q.whereNull('instance_id').orWhereNotExists((live) => aliveInstance(db, live))).del();
 }
 
 /** Forgets answers older than the 24 hours they are kept for. */

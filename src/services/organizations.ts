@@ -1,14 +1,15 @@
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import { newId } from '../ids.js';
-import { fromMicros, fromNullableMicros, toMicros } from '../money.js';
-import { recordLedgerEntry } from './ledger.js';
+import { creditBalance, fromMicros, fromNullableMicros, toMicros } from '../money/index.js';
 
 export interface OrganizationRow {
   id: string;
   name: string;
   currency: string;
   balance_micros: number | null;
+  /** Reserved by requests in progress (src/money/reservations.ts); not yet charged. */
+  held_micros: number;
   text_rate_micros: number;
   voice_rate_micros: number;
   created_at: Date;
@@ -74,38 +75,14 @@ export async function createOrganization(db: Knex, input: NewOrganization): Prom
       ),
       voice_rate_micros: toMicros(input.voice_rate_per_minute ?? ORGANIZATION_DEFAULTS.voice_rate_per_minute),
     });
-    if (balance !== null && toMicros(balance) !== 0) {
-      await recordLedgerEntry(trx, {
-        orgId: id,
-        mode: 'live',
-        kind: 'credit',
-        quantity: 0,
-        amountMicros: toMicros(balance),
-        reference: 'opening balance',
-      });
-    }
+    if (balance !== null && toMicros(balance) !== 0) return creditBalance(trx, id, toMicros(balance), 'opening balance');
     return (await trx<OrganizationRow>('organizations').where({ id }).first())!;
   });
 }
 
 /** Adds (or with a negative amount, takes) credit; invoiced organizations have no balance to credit. */
 export async function creditOrganization(db: Knex, orgId: string, amount: number): Promise<OrganizationRow> {
-  return db.transaction(async (trx) => {
-    const org = await trx<OrganizationRow>('organizations').where({ id: orgId }).forUpdate().first();
-    if (!org) throw errors.notFound('organization');
-    if (org.balance_micros === null) {
-      throw errors.conflict('the organization is invoiced and has no prepaid balance to credit');
-    }
-    await recordLedgerEntry(trx, {
-      orgId,
-      mode: 'live',
-      kind: 'credit',
-      quantity: 0,
-      amountMicros: toMicros(amount),
-      reference: 'admin credit',
-    });
-    return (await trx<OrganizationRow>('organizations').where({ id: orgId }).first())!;
-  });
+  return db.transaction((trx) => creditBalance(trx, orgId, toMicros(amount), 'admin credit'));
 }
 
 export interface TelephonyConnector {

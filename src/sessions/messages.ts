@@ -4,7 +4,8 @@ import type { Payer } from '../auth/principal.js';
 import type { EventBus } from '../events/bus.js';
 import { ephemeralEvent, withEvents } from '../events/log.js';
 import { baseLanguage, detectLanguage } from '../translation/language.js';
-import { translateTexts } from '../translation/translateTexts.js';
+import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
+import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
 import type { AppContext } from '../appContext.js';
 import {
   assertOpen,
@@ -27,6 +28,8 @@ export interface MessageRow {
   agent_text: string;
   customer_text: string;
   translations: Record<string, string>;
+  /** The Idempotency-Key reference it was posted under, if any. */
+  request_ref: string | null;
   created_at: Date;
 }
 
@@ -73,7 +76,7 @@ export function presentMessage(row: MessageRow, voice: VoiceInfo | undefined, au
   };
 }
 
-export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine'>;
+export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine' | 'instanceId'>;
 
 export interface NewMessage {
   sender: Sender;
@@ -89,6 +92,17 @@ export interface Recording {
   durationSeconds: number;
 }
 
+/** A voice message's recording and the reservation of its seconds, settled with the message. */
+export interface VoicePart {
+  recording: Recording;
+  reservation: Reservation;
+}
+
+export interface PostedMessage {
+  row: MessageRow;
+  voice: VoiceInfo | undefined;
+}
+
 /** The other side's language, when the session knows it. */
 const otherLanguage = (session: SessionRow, sender: Sender) =>
   sender === 'agent' ? session.customer_language : session.agent_language;
@@ -97,18 +111,42 @@ const authorFor = (session: SessionRow, input: NewMessage) =>
   input.author_name ?? (input.sender === 'agent' ? session.agent_name : session.customer_name ?? DEFAULT_CUSTOMER_NAME);
 
 /**
- * Translates the message for the other side (billed as text translation) and stores it. A customer's
- * first message in a session without `customer_language` teaches the session that language.
+ * The message an earlier attempt of this request (same Idempotency-Key) stored: a retry after a crash
+ * between storing and answering gets it back instead of posting it twice.
  */
+export async function findPostedMessage(db: Knex, requestRef: string | null): Promise<PostedMessage | undefined> {
+  if (requestRef === null) return undefined;
+  const row = await db<MessageRow>('messages').where({ request_ref: requestRef }).first();
+  if (!row) return undefined;
+  return { row, voice: (await voiceInfo(db, [row])).get(row.id) };
+}
+
+/** Posts a text message; a retry of a request that already stored it gets that message back. */
 export async function postMessage(
   deps: MessageDeps,
   session: SessionRow,
   input: NewMessage,
-  kind: 'text' | 'voice',
   requestRef: string | null,
-  recording?: Recording,
-): Promise<{ row: MessageRow; voice: VoiceInfo | undefined }> {
+): Promise<PostedMessage> {
   assertOpen(session);
+  return (await findPostedMessage(deps.db, requestRef)) ?? storeMessage(deps, session, input, requestRef);
+}
+
+/**
+ * Translates the message for the other side (billed as text translation) and stores it. A customer's
+ * first message in a session without `customer_language` teaches the session that language.
+ *
+ * The message, its recording, its events and its charges (text, and a voice message's seconds) commit
+ * in one transaction, which also re-checks that the session is still open: a session closed meanwhile
+ * gets 409 and pays nothing (the holds are released).
+ */
+export async function storeMessage(
+  deps: MessageDeps,
+  session: SessionRow,
+  input: NewMessage,
+  requestRef: string | null,
+  voicePart?: VoicePart,
+): Promise<PostedMessage> {
   const payer: Payer = { orgId: session.org_id, mode: session.mode };
   const ownLanguage = input.sender === 'agent' ? session.agent_language : session.customer_language;
   let language = input.language ?? detectLanguage(input.text) ?? ownLanguage;
@@ -116,11 +154,12 @@ export async function postMessage(
 
   const translations: Record<string, string> = {};
   let translated: string | null = null;
+  let translation: PreparedTranslation | null = null;
   if (target && baseLanguage(target) !== baseLanguage(language)) {
-    const result = await translateTexts(deps, payer, { target, text: input.text, source: language }, requestRef);
-    const [translation] = result.translations;
-    if (translation.translated) translated = translation.text;
-    language ??= translation.detected_source_language;
+    translation = await prepareTranslation(deps, payer, { target, text: input.text, source: language });
+    const [result] = translation.translations;
+    if (result.translated) translated = result.text;
+    language ??= result.detected_source_language;
   }
   if (language) translations[baseLanguage(language) ?? language] = input.text;
   if (translated !== null && target) translations[baseLanguage(target) ?? target] = translated;
@@ -131,46 +170,57 @@ export async function postMessage(
     customer_text: input.sender === 'customer' ? input.text : translated ?? input.text,
   };
 
-  return withEvents(deps.db, deps.events, async (trx, emit) => {
-    const current = await trx<SessionRow>('sessions').where({ id: session.id }).forUpdate().first();
-    assertOpen(current!);
-    const [row] = await trx<MessageRow>('messages')
-      .insert({
-        session_id: session.id,
-        sender: input.sender,
-        author_name: authorFor(session, input),
-        kind,
-        text: input.text,
-        language,
-        ...sides,
-        translations: JSON.stringify(translations) as never,
-      })
-      .returning('*');
-    const voice = recording ? { duration_seconds: recording.durationSeconds } : undefined;
-    if (recording) {
-      await trx('voice_recordings').insert({
-        message_id: row.id,
-        mime_type: recording.mimeType,
-        duration_seconds: recording.durationSeconds,
-        data: recording.data,
-      });
-    }
-    if (learnsCustomerLanguage) {
-      const [updated] = await trx<SessionRow>('sessions')
-        .where({ id: session.id })
-        .update({ customer_language: language })
+  const reservations = translation ? [translation.reservation] : [];
+  return releaseOnFailure(deps.db, reservations, () =>
+    withEvents(deps.db, deps.events, async (trx, emit) => {
+      const current = await trx<SessionRow>('sessions').where({ id: session.id }).forUpdate().first();
+      assertOpen(current!);
+      const [row] = await trx<MessageRow>('messages')
+        .insert({
+          session_id: session.id,
+          sender: input.sender,
+          author_name: authorFor(session, input),
+          kind: voicePart ? 'voice' : 'text',
+          text: input.text,
+          language,
+          ...sides,
+          translations: JSON.stringify(translations) as never,
+          request_ref: requestRef,
+        })
         .returning('*');
-      await emit(sessionEvent(updated, 'session.updated', presentSession(updated)));
-    }
-    if (input.sender === 'customer') {
-      await trx('sessions').where({ id: session.id }).update({ customer_last_seen_at: trx.fn.now() });
-    }
-    await emit({
-      ...sessionEvent(session, 'message.created', presentMessage(row, voice, agentAudioPath)),
-      messageId: row.id,
-    });
-    return { row, voice };
-  });
+      const recording = voicePart?.recording;
+      const voice = recording ? { duration_seconds: recording.durationSeconds } : undefined;
+      if (recording) {
+        await trx('voice_recordings').insert({
+          message_id: row.id,
+          mime_type: recording.mimeType,
+          duration_seconds: recording.durationSeconds,
+          data: recording.data,
+        });
+      }
+      if (learnsCustomerLanguage) {
+        const [updated] = await trx<SessionRow>('sessions')
+          .where({ id: session.id })
+          .update({ customer_language: language })
+          .returning('*');
+        await emit(sessionEvent(updated, 'session.updated', presentSession(updated)));
+      }
+      if (input.sender === 'customer') {
+        await trx('sessions').where({ id: session.id }).update({ customer_last_seen_at: trx.fn.now() });
+      }
+      await emit({
+        ...sessionEvent(session, 'message.created', presentMessage(row, voice, agentAudioPath)),
+        messageId: row.id,
+      });
+      // Charges last: the organization's row stays locked for the shortest time.
+      const reference = `message ${row.id}`;
+      if (translation) await commitTranslation(trx, translation, { reference, requestRef });
+      if (voicePart) {
+        await settle(trx, voicePart.reservation, { reference, requestRef: requestRef && `${requestRef}:voice` });
+      }
+      return { row, voice };
+    }),
+  );
 }
 
 export interface MessagePage {

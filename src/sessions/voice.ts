@@ -5,11 +5,10 @@ import type { Payer } from '../auth/principal.js';
 import { AudioError, inspectAudio, MAX_VOICE_SECONDS, type AudioInfo } from '../audio/inspect.js';
 import { requireConfigured } from '../configuredEngine.js';
 import { errors } from '../errors.js';
-import { chargeUsage, fundedPayer, voiceCostMicros } from '../services/billing.js';
-import { getOrganization } from '../services/organizations.js';
+import { fundedPayer, releaseOnFailure, reserve } from '../money/index.js';
 import { TranscriptionError } from '../transcription/engine.js';
 import { testModeTranscription } from '../transcription/placeholder.js';
-import { postMessage, type Sender } from './messages.js';
+import { findPostedMessage, storeMessage, type PostedMessage, type Sender } from './messages.js';
 import { assertOpen, type SessionRow } from './sessions.js';
 
 export interface VoiceUpload {
@@ -18,7 +17,7 @@ export interface VoiceUpload {
   filename: string;
 }
 
-type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine' | 'transcriptionEngine'>;
+type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine' | 'transcriptionEngine' | 'instanceId'>;
 
 const audioProblem = (msg: string, type: string) => errors.invalid([{ loc: ['body', 'audio'], msg, type }]);
 
@@ -44,6 +43,11 @@ async function measure(upload: VoiceUpload): Promise<AudioInfo> {
   return info;
 }
 
+/**
+ * Measures the recording, reserves its seconds (402 when the available balance cannot cover them),
+ * transcribes it, and posts it: the message, its recording and its charges commit together. A failure
+ * or refusal at any step releases what was held.
+ */
 export async function postVoiceMessage(
   deps: VoiceDeps,
   session: SessionRow,
@@ -51,46 +55,40 @@ export async function postVoiceMessage(
   sender: Sender,
   authorName: string | null | undefined,
   requestRef: string | null,
-) {
+): Promise<PostedMessage> {
   assertOpen(session);
+  const earlier = await findPostedMessage(deps.db, requestRef);
+  if (earlier) return earlier;
   const info = await measure(upload);
   const payer: Payer = { orgId: session.org_id, mode: session.mode };
   const live = payer.mode === 'live';
-  const org = live ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
+  const org = await fundedPayer(deps.db, payer);
   const engine = live ? requireConfigured(deps.transcriptionEngine, 'transcription') : testModeTranscription;
   const ownLanguage = sender === 'agent' ? session.agent_language : session.customer_language;
+  // Billed per started second.
+  const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'voice_message', Math.ceil(info.durationSeconds));
 
-  let transcript;
-  try {
-    transcript = await engine.transcribe(
-      { data: upload.data, mimeType: info.mimeType, filename: upload.filename },
-      { language: ownLanguage },
-    );
-  } catch (err) {
-    if (err instanceof TranscriptionError) {
-      throw errors.upstream(`the transcription engine (${err.engine}) failed: ${err.message}; nothing was billed, try again`);
+  return releaseOnFailure(deps.db, [reservation], async () => {
+    let transcript;
+    try {
+      transcript = await engine.transcribe(
+        { data: upload.data, mimeType: info.mimeType, filename: upload.filename },
+        { language: ownLanguage },
+      );
+    } catch (err) {
+      if (err instanceof TranscriptionError) {
+        throw errors.upstream(`the transcription engine (${err.engine}) failed: ${err.message}; nothing was billed, try again`);
+      }
+      throw err;
     }
-    throw err;
-  }
-
-  const posted = await postMessage(
-    deps,
-    session,
-    { sender, text: transcript.text || '…', author_name: authorName, language: transcript.language },
-    'voice',
-    requestRef,
-    { data: upload.data, mimeType: info.mimeType, durationSeconds: info.durationSeconds },
-  );
-  // Charged once the message is stored: a refused or failed post costs nothing.
-  const seconds = Math.ceil(info.durationSeconds);
-  await chargeUsage(deps.db, payer, {
-    kind: 'voice_message',
-    quantity: seconds,
-    costMicros: voiceCostMicros(org, seconds),
-    reference: `voice message ${posted.row.id}`,
-    requestRef: requestRef && `${requestRef}:voice`,
+    return storeMessage(
+      deps,
+      session,
+      { sender, text: transcript.text || '…', author_name: authorName, language: transcript.language },
+      requestRef,
+      { recording: { data: upload.data, mimeType: info.mimeType, durationSeconds: info.durationSeconds }, reservation },
+    );
   });
-  return posted;
 }
 
 /** The uploaded `audio` part that the contract validator's multipart parser left on the request. */

@@ -19,11 +19,15 @@ export async function readCache(db: Knex, keys: string[]): Promise<Map<string, E
   );
 }
 
+/**
+ * Stores fresh translations (existing keys are kept). Rows go in key order: concurrent transactions
+ * that write overlapping keys then wait for each other instead of deadlocking.
+ */
 export async function writeCache(db: Knex, engine: TranslationEngine, entries: Array<[string, EngineTranslation]>) {
   if (!entries.length) return;
   await db('translation_cache')
     .insert(
-      entries.map(([key, translation]) => ({
+      [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, translation]) => ({
         key_hash: key,
         engine: engine.name,
         translation: translation.text,

@@ -3,8 +3,15 @@ import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { requireConfigured, type Configured } from '../configuredEngine.js';
 import { errors } from '../errors.js';
-import { fromMicros } from '../money.js';
-import { chargeUsage, fundedPayer, textCostMicros } from '../services/billing.js';
+import {
+  fromMicros,
+  fundedPayer,
+  releaseOnFailure,
+  reserve,
+  settle,
+  type ChargeRefs,
+  type Reservation,
+} from '../money/index.js';
 import { getOrganization } from '../services/organizations.js';
 import { cacheKey, readCache, writeCache } from './cache.js';
 import { EngineError, type EngineTranslation, type TranslationEngine } from './engine.js';
@@ -41,6 +48,8 @@ export type ConfiguredEngine = Configured<TranslationEngine>;
 export interface TranslateDeps {
   db: Knex;
   translationEngine: ConfiguredEngine;
+  /** This server instance: it owns the holds of the requests it runs. */
+  instanceId: string;
 }
 
 interface PlannedText {
@@ -72,45 +81,55 @@ function assertWithinTotal(texts: string[]) {
   }
 }
 
-/**
- * Translates every planned text that needs it, one engine call per source language, serving repeats
- * from the cache. Returns the translations by text index and the characters an engine translated.
- */
-async function translatePending(
+interface PendingText {
+  index: number;
+  key: string;
+}
+
+/** What the engine must translate after the cache: distinct texts by cache key, and their characters. */
+interface Lookup {
+  pending: PendingText[];
+  cached: Map<string, EngineTranslation>;
+  misses: Map<string, { text: string; source: string | null }>;
+  characters: number;
+}
+
+const scopeOf = (input: TranslateInput, source: string | null) => ({
+  target: input.target,
+  source,
+  context: input.context ?? null,
+  glossary: input.glossary ?? null,
+});
+
+async function lookUp(
   db: Knex,
   engine: TranslationEngine,
   input: TranslateInput,
   planned: PlannedText[],
   useCache: boolean,
-): Promise<{ results: Map<number, EngineTranslation>; charactersTranslated: number }> {
-  const scope = (source: string | null) => ({
-    target: input.target,
-    source,
-    context: input.context ?? null,
-    glossary: input.glossary ?? null,
-  });
-  const pending = planned.map((item, index) => ({ ...item, index })).filter((item) => !item.keep);
-  const keys = pending.map((item) => cacheKey(engine, scope(item.source), item.text));
-  const cached = useCache ? await readCache(db, keys) : new Map<string, EngineTranslation>();
-
-  // Distinct texts the engine must translate, grouped by source language (one engine call each).
+): Promise<Lookup> {
+  const pending = planned.flatMap((item, index) =>
+    item.keep ? [] : [{ index, key: cacheKey(engine, scopeOf(input, item.source), item.text) }],
+  );
+  const cached = useCache ? await readCache(db, pending.map((item) => item.key)) : new Map<string, EngineTranslation>();
   const misses = new Map<string, { text: string; source: string | null }>();
-  pending.forEach((item, i) => {
-    if (!cached.has(keys[i])) misses.set(keys[i], { text: item.text, source: item.source });
-  });
+  for (const item of pending) {
+    if (!cached.has(item.key)) misses.set(item.key, { text: planned[item.index].text, source: planned[item.index].source });
+  }
+  const characters = [...misses.values()].reduce((sum, miss) => sum + characterCount(miss.text), 0);
+  return { pending, cached, misses, characters };
+}
+
+/** The misses, one engine call per source language. */
+async function translateMisses(engine: TranslationEngine, input: TranslateInput, lookup: Lookup) {
   const fresh = new Map<string, EngineTranslation>();
   const groups = new Map<string | null, Array<[string, { text: string }]>>();
-  for (const [key, miss] of misses) groups.set(miss.source, [...(groups.get(miss.source) ?? []), [key, miss]]);
+  for (const [key, miss] of lookup.misses) groups.set(miss.source, [...(groups.get(miss.source) ?? []), [key, miss]]);
   for (const [source, group] of groups) {
-    const translations = await callEngine(engine, { ...scope(source), texts: group.map(([, miss]) => miss.text) });
+    const translations = await callEngine(engine, { ...scopeOf(input, source), texts: group.map(([, miss]) => miss.text) });
     group.forEach(([key], i) => fresh.set(key, translations[i]));
   }
-  if (useCache) await writeCache(db, engine, [...fresh]);
-
-  const results = new Map<number, EngineTranslation>();
-  pending.forEach((item, i) => results.set(item.index, cached.get(keys[i]) ?? fresh.get(keys[i])!));
-  const charactersTranslated = [...misses.values()].reduce((sum, miss) => sum + characterCount(miss.text), 0);
-  return { results, charactersTranslated };
+  return fresh;
 }
 
 async function callEngine(engine: TranslationEngine, request: Parameters<TranslationEngine['translate']>[0]) {
@@ -124,32 +143,41 @@ async function callEngine(engine: TranslationEngine, request: Parameters<Transla
   }
 }
 
-export async function translateTexts(
-  deps: TranslateDeps,
-  payer: Payer,
-  input: TranslateInput,
-  requestRef: string | null,
-): Promise<TranslateOut> {
+/**
+ * A translation done but not yet paid for: the engine's results, the reservation that holds their
+ * cost, and what goes into the cache. `commitTranslation` stores and charges it in the caller's
+ * transaction; until then (or if that fails) the caller releases the reservation.
+ */
+export interface PreparedTranslation {
+  target: string;
+  translations: TranslationOut[];
+  currency: string;
+  reservation: Reservation;
+  engine: TranslationEngine;
+  /** Fresh engine results to cache (live mode only). */
+  fresh: Array<[string, EngineTranslation]>;
+}
+
+/**
+ * Plans the texts, refuses an empty prepaid balance (402) before anything else, looks the texts up in
+ * the cache, reserves the cost of what an engine must translate (402 when the available balance cannot
+ * cover it), and calls the engine. A failure here releases the reservation.
+ */
+export async function prepareTranslation(deps: TranslateDeps, payer: Payer, input: TranslateInput): Promise<PreparedTranslation> {
   const texts = Array.isArray(input.text) ? input.text : [input.text];
   assertWithinTotal(texts);
   const planned = plan(input, texts);
   const needsEngine = planned.some((item) => !item.keep);
   const live = isLive(payer);
 
-  const org = live && needsEngine ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
+  const org = needsEngine ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
   const engine = live ? requireConfigured(deps.translationEngine, 'translation') : testModeEngine;
-  const { results, charactersTranslated } = needsEngine
-    ? await translatePending(deps.db, engine, input, planned, live)
-    : { results: new Map<number, EngineTranslation>(), charactersTranslated: 0 };
+  const lookup = await lookUp(deps.db, engine, input, planned, live);
+  const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'text', lookup.characters);
+  const fresh = await releaseOnFailure(deps.db, [reservation], () => translateMisses(engine, input, lookup));
 
-  const charge = await chargeUsage(deps.db, payer, {
-    kind: 'text',
-    quantity: charactersTranslated,
-    costMicros: textCostMicros(org, charactersTranslated),
-    reference: `translate ${texts.length} text(s) into ${input.target}`,
-    requestRef,
-  });
-
+  const results = new Map<number, EngineTranslation>();
+  for (const item of lookup.pending) results.set(item.index, lookup.cached.get(item.key) ?? fresh.get(item.key)!);
   return {
     target: input.target,
     translations: planned.map((item, index) => {
@@ -158,8 +186,42 @@ export async function translateTexts(
         ? { text: result.text, translated: true, detected_source_language: item.source ?? result.detectedSourceLanguage }
         : { text: item.text, translated: false, detected_source_language: item.source };
     }),
-    characters_billed: charge.quantity,
-    charged: fromMicros(charge.costMicros),
     currency: org.currency,
+    reservation,
+    engine,
+    fresh: live ? [...fresh] : [],
   };
+}
+
+/** Caches the engine's results and charges their characters, in the transaction of what they are for. */
+export async function commitTranslation(
+  trx: Knex.Transaction,
+  prepared: PreparedTranslation,
+  refs: ChargeRefs,
+): Promise<TranslateOut> {
+  await writeCache(trx, prepared.engine, prepared.fresh);
+  const billed = await settle(trx, prepared.reservation, refs);
+  return {
+    target: prepared.target,
+    translations: prepared.translations,
+    characters_billed: billed.quantity,
+    charged: fromMicros(billed.costMicros),
+    currency: prepared.currency,
+  };
+}
+
+/** POST /v1/translate: the translation, its cache entries and its charge commit together. */
+export async function translateTexts(
+  deps: TranslateDeps,
+  payer: Payer,
+  input: TranslateInput,
+  requestRef: string | null,
+): Promise<TranslateOut> {
+  const prepared = await prepareTranslation(deps, payer, input);
+  const texts = Array.isArray(input.text) ? input.text.length : 1;
+  return releaseOnFailure(deps.db, [prepared.reservation], () =>
+    deps.db.transaction((trx) =>
+      commitTranslation(trx, prepared, { reference: `translate ${texts} text(s) into ${input.target}`, requestRef }),
+    ),
+  );
 }

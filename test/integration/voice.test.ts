@@ -139,6 +139,41 @@ describe(`voice messages (${backendName})`, () => {
     transcription.reset();
   });
 
+  const moneyOf = async (orgId: string) => {
+    const org = await t.server.app.db('organizations').where({ id: orgId }).first();
+    const ledger = await t.server.app.db('ledger_entries').where({ org_id: orgId });
+    return { balance: org.balance_micros, held: org.held_micros, ledgerRows: ledger.length };
+  };
+
+  it('live mode: a session closed while its recording is transcribed gets 409 and pays nothing', async () => {
+    const session = await createSession(liveKey);
+    const before = await moneyOf(liveOrg);
+    const held = transcription.holdNext();
+    const posting = upload(liveKey, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
+    await held.arrived;
+    const seconds = await moneyOf(liveOrg);
+    expect(seconds.held).toBe(30_000); // 3 s reserved while the engine works
+    const close = await fetch(`${t.url}/v1/sessions/${session.id}/close`, { method: 'POST', headers: { Authorization: `Bearer ${liveKey}` } });
+    expect(close.status).toBe(200);
+    held.release();
+    const res = await posting;
+    expect(res.status).toBe(409);
+    expect(await moneyOf(liveOrg)).toEqual(before);
+    expect(await t.server.app.db('messages').where({ session_id: session.id })).toHaveLength(0);
+  });
+
+  it('live mode: a recording the available balance cannot pay for is refused (402) before it is transcribed', async () => {
+    const orgId = await t.createOrg({ balance: 0.02, voice_rate_per_minute: 0.6 }); // 3 s cost 0.03
+    const { key } = await t.createKey(orgId, 'live');
+    const session = await createSession(key);
+    transcription.reset();
+    const res = await upload(key, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
+    expect(res.status).toBe(402);
+    expect((await res.json()).detail).toMatch(/costs 0\.030000 EUR and the prepaid balance has 0\.020000 EUR available/);
+    expect(transcription.requests).toHaveLength(0);
+    expect(await moneyOf(orgId)).toEqual({ balance: 20_000, held: 0, ledgerRows: 1 });
+  });
+
   it('the customer can post a voice message from the page endpoint', async () => {
     const session = await createSession(testKey);
     const chatKey = session.customer_url.split('#k=')[1];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { issuesFrom, locationOf } from '../../src/http/validation.js';
-import { toMicros, fromMicros } from '../../src/money.js';
+import { toMicros, fromMicros } from '../../src/money/index.js';
 import { newId, newSecret, randomBase62 } from '../../src/ids.js';
 
 describe('validation error mapping', () => {

@@ -7,8 +7,8 @@ import type { Payer } from '../../auth/principal.js';
 import { ApiError } from '../../errors.js';
 import type { EventBus } from '../../events/bus.js';
 import { recordEvent } from '../../events/log.js';
-import { chargeUsage, fundedPayer, voiceCostMicros } from '../../services/billing.js';
-import { getOrganization, type OrganizationRow } from '../../services/organizations.js';
+import { balanceRunOut, chargeCallSeconds, fundedCallMs, fundedPayer } from '../../money/index.js';
+import type { OrganizationRow } from '../../services/organizations.js';
 import { callEvent, languageOf, otherSide, presentCall, type CallRow, type Side } from '../calls.js';
 import type { LineConn, ListenConn, StreamConn } from './connections.js';
 import type { Interpreter, InterpreterCaption, InterpreterFactory, InterpreterStatus } from './interpreter.js';
@@ -529,9 +529,8 @@ export class CallRoom {
 
   /** Learns how much interpretation the organization's balance still pays for. */
   private adoptBalance(org: OrganizationRow): void {
-    const perSecond = voiceCostMicros(org, 1);
-    if (org.balance_micros === null || perSecond <= 0) this.fundedMs = null;
-    else this.fundedMs = this.interpretedMs(Date.now()) + Math.ceil((org.balance_micros * 1000) / perSecond);
+    const funded = fundedCallMs(org);
+    this.fundedMs = funded === null ? null : this.interpretedMs(Date.now()) + funded;
   }
 
   /**
@@ -552,18 +551,9 @@ export class CallRoom {
   }
 
   private async charge(seconds: number): Promise<void> {
-    const { db } = this.deps;
     try {
-      const org = await getOrganization(db, this.call.org_id);
-      await chargeUsage(db, this.payer, {
-        kind: 'call',
-        quantity: seconds,
-        costMicros: voiceCostMicros(org, seconds),
-        reference: this.call.id,
-        requestRef: null,
-      });
-      const after = await getOrganization(db, this.call.org_id);
-      if (after.balance_micros !== null && after.balance_micros <= 0) this.exhaust();
+      const after = await chargeCallSeconds(this.deps.db, this.payer, this.call.id, seconds);
+      if (balanceRunOut(after)) this.exhaust();
       else this.adoptBalance(after);
     } catch (err) {
       this.log.error({ err, seconds }, 'media: charging interpretation time failed');

@@ -54,6 +54,8 @@ export interface OpenAiTranscriptionStandIn {
   failNext(count: number, status: number, body?: unknown, headers?: Record<string, string>): void;
   /** Hold the next `count` requests for `ms` before answering. */
   hang(ms: number, count?: number): void;
+  /** Hold the next request until `release()`; `arrived` settles once it is being held. */
+  holdNext(): { arrived: Promise<void>; release(): void };
   reset(): void;
   close(): Promise<void>;
 }
@@ -160,6 +162,7 @@ export async function startOpenAiTranscriptionStandIn(
   const requests: RecordedTranscriptionRequest[] = [];
   let failures: Answer[] = [];
   let hangs: number[] = [];
+  let gates: Array<{ arrive(): void; released: Promise<void> }> = [];
   const timers = new Set<NodeJS.Timeout>();
 
   async function answer(req: IncomingMessage, parsed: ParsedBody): Promise<Answer> {
@@ -284,6 +287,12 @@ export async function startOpenAiTranscriptionStandIn(
         });
         if (res.destroyed) return;
       }
+      const gate = gates.shift();
+      if (gate) {
+        gate.arrive();
+        await gate.released;
+        if (res.destroyed) return;
+      }
       let reply = failures.shift();
       if (!reply) {
         try {
@@ -315,10 +324,19 @@ export async function startOpenAiTranscriptionStandIn(
     hang(ms, count = 1) {
       for (let i = 0; i < count; i++) hangs.push(ms);
     },
+    holdNext() {
+      let arrive!: () => void;
+      let release!: () => void;
+      const arrived = new Promise<void>((resolve) => (arrive = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      gates.push({ arrive, released });
+      return { arrived, release };
+    },
     reset() {
       requests.length = 0;
       failures = [];
       hangs = [];
+      gates = [];
       transcript = options.transcript ?? DEFAULT_TRANSCRIPT;
     },
     async close() {

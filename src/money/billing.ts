@@ -1,0 +1,53 @@
+// Who pays, and the money that moves without a reservation: the 402 gate before billable work, call
+// seconds (charged as they are used, so a call overdraws by one started second at most), and credits.
+import type { Knex } from 'knex';
+import { isLive, type Payer } from '../auth/principal.js';
+import { errors } from '../errors.js';
+import { getOrganization, type OrganizationRow } from '../services/organizations.js';
+import { bookEntry } from './ledger.js';
+import { balanceRunOut, voiceCostMicros } from './prices.js';
+
+/**
+ * The paying organization; refuses (402) live billable work once a prepaid balance has nothing left
+ * to spend (balance - held <= 0). Invoiced organizations and test mode are never refused for money.
+ */
+export async function fundedPayer(db: Knex, payer: Payer): Promise<OrganizationRow> {
+  const org = await getOrganization(db, payer.orgId);
+  if (isLive(payer) && balanceRunOut(org)) throw errors.paymentRequired();
+  return org;
+}
+
+/**
+ * Charges seconds of call interpretation (live mode) and returns the organization afterwards. Calls
+ * are not reserved: the room stops interpreting once the balance has run out.
+ */
+export async function chargeCallSeconds(db: Knex, payer: Payer, callId: string, seconds: number): Promise<OrganizationRow> {
+  if (!isLive(payer) || seconds <= 0) return getOrganization(db, payer.orgId);
+  return db.transaction(async (trx) => {
+    const org = await getOrganization(trx, payer.orgId);
+    return bookEntry(trx, {
+      orgId: payer.orgId,
+      mode: payer.mode,
+      kind: 'call',
+      quantity: seconds,
+      amountMicros: -voiceCostMicros(org, seconds),
+      reference: callId,
+    });
+  });
+}
+
+/**
+ * Adds (or, negative, takes) credit on a prepaid balance in the caller's transaction; an invoiced
+ * organization has no balance to credit (409).
+ */
+export async function creditBalance(
+  trx: Knex.Transaction,
+  orgId: string,
+  amountMicros: number,
+  reference: string,
+): Promise<OrganizationRow> {
+  const org = await trx<OrganizationRow>('organizations').where({ id: orgId }).forUpdate().first();
+  if (!org) throw errors.notFound('organization');
+  if (org.balance_micros === null) throw errors.conflict('the organization is invoiced and has no prepaid balance to credit');
+  return bookEntry(trx, { orgId, mode: 'live', kind: 'credit', quantity: 0, amountMicros, reference });
+}

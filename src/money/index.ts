@@ -1,0 +1,14 @@
+// Money has one home: amounts and rounding, prices, the ledger, reservations (reserve, settle,
+// release), call charges and credits. Nothing else computes a cost or writes a balance.
+export { fromMicros, fromNullableMicros, toMicros } from './amounts.js';
+export { chargeCallSeconds, creditBalance, fundedPayer } from './billing.js';
+export { balanceRunOut, fundedCallMs } from './prices.js';
+export {
+  release,
+  releaseOnFailure,
+  releaseOrphanedHolds,
+  reserve,
+  settle,
+  type ChargeRefs,
+  type Reservation,
+} from './reservations.js';

@@ -1,0 +1,85 @@
+// The ledger: every change of a prepaid balance is one row, written in the same transaction as the
+// change, so the balance always equals the sum of the organization's live rows.
+import type { Knex } from 'knex';
+import type { Mode } from '../auth/principal.js';
+import { errors } from '../errors.js';
+import type { OrganizationRow } from '../services/organizations.js';
+import type { UsageKind } from './prices.js';
+
+export type LedgerKind = 'credit' | UsageKind;
+
+export interface LedgerEntryInput {
+  orgId: string;
+  mode: Mode;
+  kind: LedgerKind;
+  quantity: number;
+  /** Positive adds to the balance (credit), negative charges it. */
+  amountMicros: number;
+  /** What the entry pays for: `message <id>`, a call id, `translate ...`, `admin credit`. */
+  reference: string | null;
+  /** Identifies the request that caused the entry; a second entry for the same request is not made. */
+  requestRef?: string | null;
+}
+
+export interface LedgerEntry {
+  id: number;
+  org_id: string;
+  mode: Mode;
+  kind: LedgerKind;
+  quantity: number;
+  amount_micros: number;
+  reference: string | null;
+  request_ref: string | null;
+  created_at: Date;
+}
+
+/** The entry a request already has (a retry after a crash), if any. */
+export async function entryOfRequest(db: Knex, requestRef: string | null): Promise<LedgerEntry | undefined> {
+  if (requestRef === null) return undefined;
+  return db<LedgerEntry>('ledger_entries').where({ request_ref: requestRef }).first();
+}
+
+/**
+ * Inserts a ledger row; when the request already has its entry, that entry comes back with
+ * `inserted: false` and the caller must not touch the balance.
+ */
+export async function insertLedgerEntry(
+  trx: Knex.Transaction,
+  entry: LedgerEntryInput,
+): Promise<{ entry: LedgerEntry; inserted: boolean }> {
+  const [inserted] = await trx<LedgerEntry>('ledger_entries')
+    .insert({
+      org_id: entry.orgId,
+      mode: entry.mode,
+      kind: entry.kind,
+      quantity: entry.quantity,
+      amount_micros: entry.amountMicros,
+      reference: entry.reference,
+      request_ref: entry.requestRef ?? null,
+    })
+    .onConflict('request_ref')
+    .ignore()
+    .returning('*');
+  if (inserted) return { entry: inserted, inserted: true };
+  return { entry: (await entryOfRequest(trx, entry.requestRef ?? null))!, inserted: false };
+}
+
+/**
+ * Books an amount that needs no reservation (credits, call seconds) on a prepaid balance in the
+ * caller's transaction: a ledger row and the balance change together. Test-mode rows and invoiced
+ * organizations leave the balance alone. Returns the organization as it is afterwards.
+ */
+export async function bookEntry(trx: Knex.Transaction, entry: LedgerEntryInput): Promise<OrganizationRow> {
+  const { inserted } = await insertLedgerEntry(trx, entry);
+  if (inserted && entry.mode === 'live' && entry.amountMicros !== 0) {
+    const [updated] = await trx<OrganizationRow>('organizations')
+      .where({ id: entry.orgId })
+      .whereNotNull('balance_micros')
+      .update({ balance_micros: trx.raw('balance_micros + ?', [entry.amountMicros]) })
+      .returning('*');
+    if (updated) return updated;
+  }
+  const org = await trx<OrganizationRow>('organizations').where({ id: entry.orgId }).first();
+  if (!org) throw errors.notFound('organization');
+  return org;
+}

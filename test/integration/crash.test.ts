@@ -1,0 +1,173 @@
+// kill -9 under load: the real server in a child process (on-disk PGlite in a temp DATA_DIR, or
+// PostgreSQL with TEST_DATABASE_URL) takes billable translations, messages and voice messages, dies
+// mid-load, and starts again. Every acknowledged message must be there, every charge must pay for
+// something stored, nothing may stay held or "running", and the unanswered requests, retried with
+// their Idempotency-Keys, must run (or replay) without 409 and without paying twice.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { acknowledged, billable, checkMoney, deliver, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
+import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { freePort } from '../support/freePort.js';
+import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
+import { startOpenAiTranscriptionStandIn, type OpenAiTranscriptionStandIn } from '../support/standins/openaiTranscriptionStandIn.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const ADMIN_TOKEN = 'adm_crash_test_0123456789abcdefXYZ';
+
+interface Child {
+  process: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+  output(): string;
+}
+
+async function startChild(env: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      exitCode = code;
+      resolve(code);
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(async () => {
+    if (exitCode !== undefined) throw new Error(`the server exited (${exitCode}):\n${output}`);
+    return (await fetch(`${url}/healthz`).catch(() => null))?.ok === true;
+  }, 'the server answers /healthz');
+  return { process: child, url, exited, output: () => output };
+}
+
+async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe(`kill -9 under load (${backendName})`, () => {
+  let deepl: DeepLStandIn;
+  let transcription: OpenAiTranscriptionStandIn;
+  let database: TestDatabase;
+  let dataDir: string;
+  const children: Child[] = [];
+
+  beforeAll(async () => {
+    deepl = await startDeepLStandIn({ apiKey: 'deepl-crash' });
+    transcription = await startOpenAiTranscriptionStandIn({ apiKey: 'sk-crash' });
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-crash-'));
+  });
+  afterAll(async () => {
+    for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL');
+    await Promise.all(children.map((child) => child.exited));
+    await deepl?.close();
+    await transcription?.close();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const env = () => ({
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATABASE_URL: '' }),
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    AUDIOSOCKET_PORT: '0',
+    LOG_LEVEL: 'warn',
+    TRANSLATION_ENGINE: 'deepl',
+    DEEPL_API_KEY: 'deepl-crash',
+    DEEPL_BASE_URL: deepl.url,
+    OPENAI_API_KEY: 'sk-crash',
+    OPENAI_BASE_URL: transcription.baseUrl,
+    RATE_LIMIT_PER_MINUTE: '100000',
+    // A killed instance is known dead within a second (three missed heartbeats).
+    INSTANCE_HEARTBEAT_MS: '250',
+  });
+  const start = async () => {
+    const child = await startChild(env());
+    children.push(child);
+    return child;
+  };
+  const call = async (url: string, method: string, route: string, token: string, body?: unknown) => {
+    const res = await fetch(`${url}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect(res.status, `${method} ${route}`).toBeLessThan(300);
+    return res.json();
+  };
+  /** The database, opened by the test once no server holds it (PGlite is single-process). */
+  const withDatabase = async (work: (db: Database) => Promise<void>) => {
+    const db = await openDatabase({ databaseUrl: database.databaseUrl, dataDir });
+    try {
+      await work(db);
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('keeps every acknowledged message and every charge together, frees what the dead process held, and lets its requests be retried', async () => {
+    const first = await start();
+    const org = await call(first.url, 'POST', '/admin/orgs', ADMIN_TOKEN, {
+      name: 'Crash Test',
+      balance: 20,
+      text_rate_per_million_characters: 1_000,
+      voice_rate_per_minute: 0.6,
+    });
+    const key = await call(first.url, 'POST', `/admin/orgs/${org.org_id}/keys`, ADMIN_TOKEN, { mode: 'live' });
+    const session = await call(first.url, 'POST', '/v1/sessions', key.key, { agent_language: 'en', customer_language: 'fi' });
+    const target: LoadTarget = { url: first.url, key: key.key, keyId: key.id, sessionId: session.id };
+
+    // Load: workers send translations, messages and (fewer) voice messages until the process is killed.
+    const kinds: BillableKind[] = ['translate', 'message', 'translate', 'message', 'voice'];
+    const sent: SentRequest[] = [];
+    let killed = false;
+    const worker = async () => {
+      while (!killed) {
+        const n = sent.length;
+        const request = billable(target, kinds[n % kinds.length], 'crash', n);
+        sent.push(request);
+        await deliver(request, first.url);
+      }
+    };
+    const workers = Array.from({ length: 24 }, worker);
+    await waitUntil(async () => sent.filter(acknowledged).length >= 60, 'some requests were answered');
+    first.process.kill('SIGKILL');
+    killed = true;
+    await Promise.all(workers);
+    expect(await first.exited).toBeNull(); // killed by the signal, no exit code
+    const unanswered = sent.filter((request) => request.status === null);
+    expect(unanswered.length).toBeGreaterThan(0);
+    for (const request of sent) expect([200, 201, 402, null]).toContain(request.status);
+
+    const second = await start();
+    if (database.databaseUrl) {
+      // Several instances may share PostgreSQL: the dead one is recognised by its lapsed lease.
+      await withDatabase(async ({ knex }) =>
+        waitUntil(async () => (await knex('instances').count({ n: '*' }).first())!.n === 1, 'the killed instance is reaped'),
+      );
+    }
+    const retried = await Promise.all(unanswered.map((request) => deliver(request, second.url)));
+    for (const request of retried) expect([200, 201, 402], `retry of ${request.idempotencyKey}`).toContain(request.status);
+
+    second.process.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    await withDatabase(async ({ knex }) => {
+      await checkMoney(knex, org.org_id, sent);
+      expect(await knex('instances')).toEqual([]);
+    });
+  }, 60_000);
+});
