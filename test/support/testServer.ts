@@ -10,7 +10,8 @@ import type { paths } from '../../src/generated/api.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestDatabase } from './databases.js';
 
-export const TEST_ADMIN_TOKEN = 'adm_test_token_0123456789abcdef';
+// Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.
+export const TEST_ADMIN_TOKEN = 'adm_test_loCgBylK8cKnlstx9M8yFf4fA3OuDrsRuwaMJ2Ka';
 
 export interface TestServer {
   server: RunningServer;
