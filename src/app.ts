@@ -12,7 +12,9 @@ const JSON_BODY_LIMIT = '1mb';
 export function createApp(app: AppContext): express.Express {
   const server = express();
   server.disable('x-powered-by');
-  server.set('trust proxy', true);
+  // The same rule as per-address limits use (FailedAttempts.addressOf): X-Forwarded-For only from
+  // the configured number of proxies, so req.ip and req.protocol cannot be set by a client.
+  server.set('trust proxy', app.config.trustProxyHops);
   server.use(requestLog(app.logger));
   server.use(express.json({ limit: JSON_BODY_LIMIT }));
   server.use(express.urlencoded({ extended: false, limit: '64kb' }));

@@ -4,8 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import createClient from 'openapi-fetch';
-import { pino } from 'pino';
+import type { Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
+import { loggerFor } from '../../src/logging/logger.js';
 import type { paths } from '../../src/generated/api.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestDatabase } from './databases.js';
@@ -24,7 +25,12 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  /** Default: the server's own logger (secrets scrubbed), silent unless TEST_LOG_LEVEL is set. */
+  logger?: Logger;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-test-'));
   const config = loadConfig({
@@ -39,7 +45,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const server = await startServer(config, {
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? loggerFor({ ...config, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     memoryDatabase: database.memory,
   });
   const client = (key?: string) =>
