@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import createClient from 'openapi-fetch';
-import type { Logger } from 'pino';
+import type { DestinationStream } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { loggerFor } from '../../src/logging/logger.js';
 import type { paths } from '../../src/generated/api.js';
@@ -26,8 +26,10 @@ export interface TestServer {
 }
 
 export interface TestServerOptions {
-  /** Default: the server's own logger (secrets scrubbed), silent unless TEST_LOG_LEVEL is set. */
-  logger?: Logger;
+  /** Default: TEST_LOG_LEVEL, else silent. */
+  logLevel?: string;
+  /** Where log lines go (default stdout); the server's own logger writes them, secrets scrubbed. */
+  logDestination?: DestinationStream;
 }
 
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -45,7 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     ...env,
   });
   const server = await startServer(config, {
-    logger: options.logger ?? loggerFor({ ...config, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: loggerFor({ ...config, logLevel: options.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' }, options.logDestination),
     memoryDatabase: database.memory,
   });
   const client = (key?: string) =>
