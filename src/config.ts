@@ -82,7 +82,9 @@ export function loadConfig(env: Env = process.env): Config {
       if (!protocols.includes(parsed.protocol)) throw new Error();
       return raw.replace(/\/+$/, '');
     } catch {
-      problems.push(`${name} must be a ${protocols.join(' or ')} URL, got "${raw}"`);
+      // The message is printed: a password in the URL is not.
+      const shown = raw.replace(/(\/\/[^/@:]*):[^/@]*@/, '$1:[redacted]@');
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL, got "${shown}"`);
       return undefined;
     }
   };

@@ -56,6 +56,10 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(/OPENAI_REALTIME_URL must be a ws: or wss: URL/);
   });
 
+  it('never prints the password of a URL it refuses', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://app:hunter2-secret@db:3306/app' })).toThrow('got "mysql://app:[redacted]@db:3306/app"');
+  });
+
   it('trusts X-Forwarded-For only for the number of proxies TRUST_PROXY names', () => {
     expect(loadConfig({ TRUST_PROXY: '1' }).trustProxyHops).toBe(1);
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be a whole number from 0 to 10/);
