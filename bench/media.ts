@@ -18,6 +18,7 @@ import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { loadConfig } from '../src/config.js';
+import { newSecret } from '../src/ids.js';
 import { startServer } from '../src/server.js';
 import type { Target } from './mediaLoad.js';
 
@@ -35,7 +36,7 @@ const CALLS = flag('calls', 200);
 const SECONDS = flag('seconds', 20);
 const WARMUP = flag('warmup', 3);
 const CLIENTS = flag('clients', 2);
-const ADMIN = 'adm_bench_token_0123456789abcdef';
+const ADMIN = newSecret('adm_bench_');
 
 interface PhaseResult {
   name: string;

@@ -1,8 +1,10 @@
 import express from 'express';
 import type { AppContext } from './appContext.js';
+import { publicCors } from './http/cors.js';
 import { errorHandler } from './http/errorHandler.js';
 import { requestLog } from './http/requestLog.js';
 import { operationsRouter } from './http/router.js';
+import { noSniff } from './http/securityHeaders.js';
 import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
 
@@ -12,8 +14,12 @@ const JSON_BODY_LIMIT = '1mb';
 export function createApp(app: AppContext): express.Express {
   const server = express();
   server.disable('x-powered-by');
-  server.set('trust proxy', true);
+  // The same rule as per-address limits use (FailedAttempts.addressOf): X-Forwarded-For only from
+  // the configured number of proxies, so req.ip and req.protocol cannot be set by a client.
+  server.set('trust proxy', app.config.trustProxyHops);
   server.use(requestLog(app.logger));
+  server.use(noSniff());
+  server.use(publicCors());
   server.use(express.json({ limit: JSON_BODY_LIMIT }));
   server.use(express.urlencoded({ extended: false, limit: '64kb' }));
   server.use(docsRouter());

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
+import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConfiguredTranscription } from './transcription/index.js';
 import type { ConfiguredEngine } from './translation/translateTexts.js';
@@ -12,6 +13,8 @@ export interface AppContext {
   db: Knex;
   logger: Logger;
   rateLimits: RateLimitStore;
+  /** Refused credentials and unknown ids per client address (guessing). */
+  failedAttempts: FailedAttempts;
   /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */
   adminToken: string;
   /** The live text translation engine, or the setting that is missing for one. */

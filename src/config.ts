@@ -1,4 +1,5 @@
 // The one configuration module: every setting, its default, and its check, read once at start-up.
+import { adminTokenWeakness } from './secretStrength.js';
 
 export type TranslationEngineName = 'openai' | 'deepl' | 'libretranslate';
 
@@ -19,6 +20,13 @@ export interface Config {
   /** Validate every response against the contract (tests switch this on; a violation becomes a 500). */
   validateResponses: boolean;
   rateLimit: { requestsPerWindow: number; windowMs: number };
+  /** Refused credentials and unknown ids per client address (guessing); beyond: 429 without checking. */
+  failedAttempts: { perWindow: number; windowMs: number };
+  /**
+   * How many proxies in front of the server append to X-Forwarded-For. 0: the client is the TCP peer
+   * and X-Forwarded-For is ignored, since any client can write it (and so dodge per-address limits).
+   */
+  trustProxyHops: number;
   /** Comment lines that keep idle event streams open through proxies. */
   sseHeartbeatMs: number;
   /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
@@ -76,7 +84,9 @@ export function loadConfig(env: Env = process.env): Config {
       if (!protocols.includes(parsed.protocol)) throw new Error();
       return raw.replace(/\/+$/, '');
     } catch {
-      problems.push(`${name} must be a ${protocols.join(' or ')} URL, got "${raw}"`);
+      // The message is printed: a password in the URL is not.
+      const shown = raw.replace(/(\/\/[^/@:]*):[^/@]*@/, '$1:[redacted]@');
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL, got "${shown}"`);
       return undefined;
     }
   };
@@ -108,9 +118,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = integer('PORT', 8080, 0, 65535);
   const adminToken = text('ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 16) {
-    problems.push('ADMIN_TOKEN must be at least 16 characters long');
-  }
+  const adminTokenProblem = adminToken === undefined ? undefined : adminTokenWeakness(adminToken);
+  if (adminTokenProblem) problems.push(adminTokenProblem);
   const openai = {
     apiKey: text('OPENAI_API_KEY'),
     baseUrl: url('OPENAI_BASE_URL', ['http:', 'https:']),
@@ -152,6 +161,11 @@ export function loadConfig(env: Env = process.env): Config {
       requestsPerWindow: integer('RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
       windowMs: 60_000,
     },
+    failedAttempts: {
+      perWindow: integer('FAILED_ATTEMPTS_PER_MINUTE', 30, 1, 1_000_000),
+      windowMs: 60_000,
+    },
+    trustProxyHops: integer('TRUST_PROXY', 0, 0, 10),
     sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
     engines: {

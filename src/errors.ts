@@ -45,6 +45,10 @@ export const errors = {
     new ApiError(429, `rate limit of ${limit} requests per minute exceeded; retry after ${retryAfterSeconds} seconds`, {
       'Retry-After': String(retryAfterSeconds),
     }),
+  tooManyFailedAttempts: (retryAfterSeconds: number) =>
+    new ApiError(429, `too many failed attempts from your address; retry after ${retryAfterSeconds} seconds`, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
   internal: (requestId: string) =>
     new ApiError(500, `internal error; quote request id ${requestId} to the operator`),
   notImplemented: (operationId: string) => new ApiError(501, `${operationId} is not implemented yet`),

@@ -1,9 +1,10 @@
-import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/dataDirLock.js';
+import { createLogger } from './logging/logger.js';
 import { startServer } from './server.js';
 
-const bootLogger = pino();
+// Before the configuration is read: the shapes of secrets are still scrubbed.
+const bootLogger = createLogger({ level: 'info' });
 
 async function main() {
   const config = loadConfig();

@@ -1,7 +1,7 @@
 // Start-up and shutdown: open the database, migrate, bootstrap, listen; on stop, drain and close.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { startAudioSocketServer } from './calls/audiosocket/server.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
@@ -12,7 +12,9 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
 import { startInstance, type RunningInstance } from './instances.js';
+import { loggerFor } from './logging/logger.js';
 import { startPeriodicJobs } from './jobs.js';
+import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { createInterpreterFactory } from './interpretation/index.js';
 import { createTranscriptionEngine } from './transcription/index.js';
@@ -31,6 +33,7 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
+  /** Default: loggerFor(config). A logger given here should come from src/logging/logger.ts too. */
   logger?: Logger;
   /** Tests: in-memory PGlite instead of DATA_DIR. */
   memoryDatabase?: boolean;
@@ -39,7 +42,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? loggerFor(config);
   const database: Database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -64,6 +67,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       db: database.knex,
       logger,
       rateLimits,
+      failedAttempts: new FailedAttempts(rateLimits, { ...config.failedAttempts, trustProxyHops: config.trustProxyHops }),
       adminToken,
       translationEngine,
       transcriptionEngine: createTranscriptionEngine(config.engines),
@@ -86,7 +90,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     const { port } = httpServer.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-    const audioSocket = await startAudioSocketServer(media, { host: config.host, port: config.audioSocketPort, logger });
+    const audioSocket = await startAudioSocketServer(media, {
+      host: config.host,
+      port: config.audioSocketPort,
+      logger,
+      failedAttempts: app.failedAttempts,
+    });
     // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
     if (audioSocket.port !== null) app.audioSocketPort = audioSocket.port;
 

@@ -1,7 +1,7 @@
-import { defineHandler } from '../../src/http/handler.js';
+import { defineHandler, requireChatSession } from '../../src/http/handler.js';
 import { joinChat } from '../../src/sessions/customerChat.js';
 
-export default defineHandler<'joinChat'>(async ({ app, params, req }) => ({
+export default defineHandler<'joinChat'>(async ({ app, req }) => ({
   status: 200,
-  body: await joinChat(app.db, params.session_id, req.get('x-chat-key')),
+  body: await joinChat(app.db, requireChatSession(req)),
 }));

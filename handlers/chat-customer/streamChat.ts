@@ -1,11 +1,10 @@
-import { defineHandler } from '../../src/http/handler.js';
-import { markCustomerSeen, sessionForCustomer } from '../../src/sessions/sessions.js';
+import { defineHandler, requireChatSession } from '../../src/http/handler.js';
+import { markCustomerSeen } from '../../src/sessions/sessions.js';
 import { streamCustomerEvents } from '../../src/sessions/streams.js';
 
-export default defineHandler<'streamChat'>(async ({ app, params, req, res }) => {
-  const key = req.get('x-chat-key');
-  const session = await sessionForCustomer(app.db, params.session_id, key);
+export default defineHandler<'streamChat'>(async ({ app, req, res }) => {
+  const session = requireChatSession(req);
   await markCustomerSeen(app.db, session.id);
-  await streamCustomerEvents(app, session, key!, req, res);
+  await streamCustomerEvents(app, session, req.get('x-chat-key')!, req, res);
   return { sent: true };
 });

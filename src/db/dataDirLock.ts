@@ -9,6 +9,11 @@ export interface LockHolder {
   pid: number;
   hostname: string;
   startedAt: string;
+  /**
+   * Linux: when the holder process started, in clock ticks since boot (/proc/<pid>/stat field 22).
+   * A pid is reused by later processes; pid and start together name one process, whatever the clock.
+   */
+  startTicks?: number;
 }
 
 /** Another process (or an earlier open in this one) is using the data directory. */
@@ -32,6 +37,11 @@ const UNREADABLE_LOCK_GRACE_MS = 10_000;
 // Each attempt either takes the lock or finds it held; several are only needed when
 // other processes race us for a stale lock.
 const MAX_ATTEMPTS = 5;
+// USER_HZ: the unit of /proc/<pid>/stat start times, 100 on every mainstream Linux architecture.
+const CLOCK_TICKS_PER_SECOND = 100;
+// A lock without startTicks (written by an older version) is judged by wall clock: /proc's boot time
+// is whole seconds, so a process started this little after the lock was written may still be its writer.
+const START_TIME_SLACK_MS = 2_000;
 
 /**
  * Takes the exclusive lock on `dataDir` (PGlite has none of its own: two processes on
@@ -42,7 +52,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   const lockPath = join(absoluteDir, LOCK_FILE);
   await mkdir(absoluteDir, { recursive: true });
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const holder = ownHolder();
+    const holder = await ownHolder();
     if (await tryCreateLock(lockPath, holder)) return releaser(lockPath, holder);
     await removeIfStale(absoluteDir, lockPath);
   }
@@ -54,8 +64,14 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   );
 }
 
-function ownHolder(): LockHolder {
-  return { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() };
+async function ownHolder(): Promise<LockHolder> {
+  const startTicks = await processStartTicks(process.pid);
+  return {
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: new Date().toISOString(),
+    ...(startTicks === undefined ? {} : { startTicks }),
+  };
 }
 
 async function tryCreateLock(lockPath: string, holder: LockHolder): Promise<boolean> {
@@ -92,13 +108,13 @@ interface LockSnapshot {
 async function removeIfStale(dataDir: string, lockPath: string): Promise<void> {
   const snapshot = await readLock(lockPath);
   if (!snapshot) return; // released meanwhile: just try again
-  const refusal = refusalMessage(dataDir, lockPath, snapshot);
+  const refusal = await refusalMessage(dataDir, lockPath, snapshot);
   if (refusal) throw new DataDirLockedError(dataDir, lockPath, snapshot.holder, refusal);
   await removeSnapshot(lockPath, snapshot);
 }
 
 /** Why the lock must be respected, or undefined when it is stale. */
-function refusalMessage(dataDir: string, lockPath: string, { holder, mtimeMs }: LockSnapshot): string | undefined {
+async function refusalMessage(dataDir: string, lockPath: string, { holder, mtimeMs }: LockSnapshot): Promise<string | undefined> {
   if (!holder) {
     if (Date.now() - mtimeMs > UNREADABLE_LOCK_GRACE_MS) return undefined;
     return `DATA_DIR ${dataDir} is being locked by another server process right now (${lockPath} is not written yet). Stop it or use another DATA_DIR.`;
@@ -113,7 +129,45 @@ function refusalMessage(dataDir: string, lockPath: string, { holder, mtimeMs }: 
     return `DATA_DIR ${dataDir} is already open in this server process (pid ${holder.pid}): close the first database before opening it again, or use another DATA_DIR.`;
   }
   if (!isProcessAlive(holder.pid)) return undefined;
+  // The pid lives, but a process that died may have left it to an unrelated one (a restart after a
+  // crash, in a container where pids start over).
+  if ((await isLockWriter(holder)) === false) return undefined;
   return `Another server process (pid ${holder.pid}) is using DATA_DIR ${dataDir}. Stop it or use another DATA_DIR.`;
+}
+
+/** Whether the live process `holder.pid` is the one that wrote the lock; undefined when we cannot tell. */
+async function isLockWriter(holder: LockHolder): Promise<boolean | undefined> {
+  const ticks = await processStartTicks(holder.pid);
+  if (ticks === undefined) return undefined;
+  if (holder.startTicks !== undefined) return ticks === holder.startTicks;
+  const bootMs = await bootTimeMs();
+  if (bootMs === undefined) return undefined;
+  const startedMs = bootMs + (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  // A process cannot have written a lock before it started.
+  return startedMs <= Date.parse(holder.startedAt) + START_TIME_SLACK_MS;
+}
+
+/** Linux: when `pid` started, in clock ticks since boot; undefined elsewhere or when it is gone. */
+async function processStartTicks(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (the command) may hold spaces and parentheses: count from after its closing one,
+    // where field 3 begins; field 22 is the start time.
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]);
+    return Number.isSafeInteger(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux: the boot time by the current wall clock (`btime` of /proc/stat), in ms. */
+async function bootTimeMs(): Promise<number | undefined> {
+  try {
+    const match = /^btime (\d+)$/m.exec(await readFile('/proc/stat', 'utf8'));
+    return match ? Number(match[1]) * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isProcessAlive(pid: number): boolean {
@@ -170,7 +224,10 @@ function isLockHolder(value: unknown): value is LockHolder {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Record<string, unknown>;
   return (
-    Number.isInteger(record.pid) && typeof record.hostname === 'string' && typeof record.startedAt === 'string'
+    Number.isInteger(record.pid) &&
+    typeof record.hostname === 'string' &&
+    typeof record.startedAt === 'string' &&
+    (record.startTicks === undefined || Number.isSafeInteger(record.startTicks))
   );
 }
 

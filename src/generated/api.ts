@@ -518,7 +518,9 @@ export interface paths {
          *     languages known, as for the media sockets): a connection the server cannot take gets an
          *     AudioSocket error frame (kind 0xff) whose one-byte payload says why, then the server closes
          *     it: 0x10 unknown or replaced line id, 0x11 call ended, 0x12 call not ready yet (connect
-         *     again later), 0x13 first message not a UUID, 0x14 server shutting down, 0x1f internal error.
+         *     again later), 0x13 first message not a UUID, 0x14 server shutting down, 0x15 too many unknown
+         *     line ids from this PBX's address in the last minute (30; connect again later), 0x1f internal
+         *     error.
          */
         post: operations["createPhoneLine"];
         delete?: never;
@@ -1295,7 +1297,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Too many requests; wait `Retry-After` seconds. */
+        /**
+         * @description Too many requests, or too many failed attempts (refused credentials, unknown ids) from the
+         *     client's address; wait `Retry-After` seconds.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1413,6 +1418,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     adminCreateOrg: {
@@ -1448,6 +1454,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     adminCreditOrg: {
@@ -1484,6 +1491,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     adminCreateKey: {
@@ -1535,6 +1543,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     adminSetTelephony: {
@@ -1580,6 +1589,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     joinCall: {

@@ -1,15 +1,21 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import type { ApiPrincipal } from '../auth/principal.js';
-import { errors } from '../errors.js';
+import { callForSide, type CallRow, type Side } from '../calls/calls.js';
+import { ApiError, errors } from '../errors.js';
 import { authenticateApiKey } from '../services/apiKeys.js';
+import { sessionForCustomer, type SessionRow } from '../sessions/sessions.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       principal?: ApiPrincipal;
+      /** The call and side whose X-Call-Key a public call request carries. */
+      callSide?: { call: CallRow; side: Side };
+      /** The session whose X-Chat-Key a customer chat request carries. */
+      chatSession?: SessionRow;
       requestId: string;
     }
   }
@@ -43,12 +49,47 @@ export function requireScope(scope: string) {
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-export function authenticateAdmin(app: AppContext) {
+type Authenticator = (req: Request) => void | Promise<void>;
+
+/**
+ * Guessing is limited per client address, not per target: an address whose credentials or ids were
+ * refused (401, 404) too often in the last minute gets 429 without being checked at all, and a
+ * refusal never spends the budget of whoever really holds the call, chat or token.
+ */
+function limitingFailedAttempts(app: AppContext, authenticate: Authenticator): RequestHandler {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const address = app.failedAttempts.addressOf(req);
+    const wait = await app.failedAttempts.retryAfter(address);
+    if (wait) throw errors.tooManyFailedAttempts(wait);
+    try {
+      await authenticate(req);
+    } catch (err) {
+      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) await app.failedAttempts.record(address);
+      throw err;
+    }
+    next();
+  };
+}
+
+export function authenticateAdmin(app: AppContext): RequestHandler {
   const expected = digest(app.adminToken);
-  return (req: Request, _res: Response, next: NextFunction) => {
+  return limitingFailedAttempts(app, (req) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
     // Compare digests so the comparison takes the same time whatever was sent.
     if (!match || !timingSafeEqual(digest(match[1]), expected)) throw errors.invalidAdminToken();
-    next();
-  };
+  });
+}
+
+/** Public call endpoints: the call must exist (404) and X-Call-Key be one of its sides' keys (401). */
+export function authenticateCallKey(app: AppContext): RequestHandler {
+  return limitingFailedAttempts(app, async (req) => {
+    req.callSide = await callForSide(app.db, String(req.params.call_id), req.get('x-call-key'));
+  });
+}
+
+/** Customer chat endpoints: the session must exist (404) and X-Chat-Key be its current key (401). */
+export function authenticateChatKey(app: AppContext): RequestHandler {
+  return limitingFailedAttempts(app, async (req) => {
+    req.chatSession = await sessionForCustomer(app.db, String(req.params.session_id), req.get('x-chat-key'));
+  });
 }

@@ -61,6 +61,18 @@ export function requirePrincipal(principal: ApiPrincipal | undefined): ApiPrinci
   return principal;
 }
 
+/** The call side of a public call operation; the router authenticated X-Call-Key before the handler. */
+export function requireCallSide(req: Request): NonNullable<Request['callSide']> {
+  if (!req.callSide) throw new Error('operation needs an authenticated call side');
+  return req.callSide;
+}
+
+/** The session of a customer chat operation; the router authenticated X-Chat-Key before the handler. */
+export function requireChatSession(req: Request): NonNullable<Request['chatSession']> {
+  if (!req.chatSession) throw new Error('operation needs an authenticated chat session');
+  return req.chatSession;
+}
+
 /** Placeholder that codegen writes for an operation nobody has implemented yet. */
 export function notImplemented(operationId: string): Handler<OperationId> {
   return async () => {

@@ -11,11 +11,19 @@ export const perPrincipal: RateLimitBucket = (req) => {
   return req.principal.rateLimitKey;
 };
 
-/** The public call and chat endpoints have no API key: each call or session has its own window. */
-export const perPathObject =
-  (kind: 'call' | 'session', param: 'call_id' | 'session_id'): RateLimitBucket =>
-  (req) =>
-    `${kind}:${req.params[param]}`;
+/**
+ * The public call and chat endpoints have no API key: each call or session has its own window, spent
+ * only by requests that proved they hold it (see authenticateCallKey/authenticateChatKey).
+ */
+export const perCall: RateLimitBucket = (req) => {
+  if (!req.callSide) throw new Error('rate limit needs an authenticated call side');
+  return `call:${req.callSide.call.id}`;
+};
+
+export const perSession: RateLimitBucket = (req) => {
+  if (!req.chatSession) throw new Error('rate limit needs an authenticated chat session');
+  return `session:${req.chatSession.id}`;
+};
 
 /** Counts the request against its window and reports the window in headers. */
 export function rateLimit(app: AppContext, bucket: RateLimitBucket) {

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { redactHeaders, redactQuery, redactUrl } from '../logging/redact.js';
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,100}$/;
+
+type Logged = Record<string, unknown>;
 
 /** Request ids (the caller's X-Request-Id when sane, else a new one) and one log line per request. */
 export function requestLog(logger: Logger) {
@@ -15,8 +18,16 @@ export function requestLog(logger: Logger) {
       (req as unknown as { requestId: string }).requestId = id;
       return id;
     },
-    // Keys and tokens must never reach the logs.
-    redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-call-key"]'],
+    // Keys, tokens and unlocks never reach the logs: not in headers, not in the URL, not in the query.
+    serializers: {
+      req: (req: Logged) => ({
+        ...req,
+        url: typeof req.url === 'string' ? redactUrl(req.url) : req.url,
+        query: redactQuery(req.query),
+        headers: redactHeaders(req.headers),
+      }),
+      res: (res: Logged) => ({ ...res, headers: redactHeaders(res.headers) }),
+    },
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
   });
 }

@@ -2,9 +2,16 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { AppContext } from '../appContext.js';
 import { errors } from '../errors.js';
 import { operationTable } from '../generated/operations.js';
-import { authenticateAdmin, authenticateApi, presentedCredential, requireScope } from './authenticate.js';
+import {
+  authenticateAdmin,
+  authenticateApi,
+  authenticateCallKey,
+  authenticateChatKey,
+  presentedCredential,
+  requireScope,
+} from './authenticate.js';
 import type { OperationEntry } from './handler.js';
-import { perPathObject, perPrincipal, rateLimit } from './rateLimit.js';
+import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
 import { contractValidator, documentedBody } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
@@ -18,8 +25,8 @@ export function operationsRouter(app: AppContext): express.Router {
   const guards = {
     api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app, perPrincipal), requireScope(op.scope!)],
     admin: () => [authenticateAdmin(app)],
-    callKey: () => [rateLimit(app, perPathObject('call', 'call_id'))],
-    chatKey: () => [rateLimit(app, perPathObject('session', 'session_id'))],
+    callKey: () => [authenticateCallKey(app), rateLimit(app, perCall)],
+    chatKey: () => [authenticateChatKey(app), rateLimit(app, perSession)],
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 

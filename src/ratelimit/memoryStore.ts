@@ -52,11 +52,21 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   /** Synchronous variant of hit(). */
   hitSync(key: string, limit: number, windowMs: number, nowMs?: number): RateLimitResult {
+    return this.apply(key, limit, windowMs, nowMs, true);
+  }
+
+  async peek(key: string, limit: number, windowMs: number, nowMs?: number): Promise<RateLimitResult> {
+    return this.apply(key, limit, windowMs, nowMs, false);
+  }
+
+  private apply(key: string, limit: number, windowMs: number, nowMs: number | undefined, record: boolean): RateLimitResult {
     assertLimitArgs(limit, windowMs, nowMs);
     const now = nowMs ?? this.now();
 
     let e = this.entries.get(key);
     if (e === undefined) {
+      // Nothing recorded: a peek keeps it that way, so looking never costs memory.
+      if (!record) return buildResult(true, limit, 0, windowMs, now, now, now);
       e = { ts: new Float64Array(Math.min(limit, INITIAL_CAPACITY)), head: 0, count: 0, windowMs };
       this.entries.set(key, e);
     } else if (e.ts.length > limit) {
@@ -75,7 +85,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     if (e.count === 0) e.head = 0;
 
     const allowed = e.count < limit;
-    if (allowed) {
+    if (allowed && record) {
       if (e.count === cap) {
         resize(e, Math.min(limit, cap * 2));
         cap = e.ts.length;
@@ -86,6 +96,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
       e.count++;
     }
 
+    if (e.count === 0) return buildResult(allowed, limit, 0, windowMs, now, now, now);
     const oldest = e.ts[e.head]!;
     const newest = e.ts[(e.head + e.count - 1) % cap]!;
     return buildResult(allowed, limit, e.count, windowMs, now, oldest, newest);

@@ -5,6 +5,7 @@ import { assertLimitArgs, buildResult, type RateLimitResult, type RateLimitStore
 /**
  * KEYS[1] sorted set of accepted hits (score = ms timestamp, member unique)
  * ARGV[1] limit, ARGV[2] windowMs, ARGV[3] nowMs ('' = use the Redis server clock), ARGV[4] member
+ * ('' = only look: record nothing)
  * Returns { allowed (0|1), count after the hit, blocking hit score, newest score, now } (scores as strings).
  */
 const HIT_SCRIPT = `
@@ -24,9 +25,11 @@ redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
 local count = redis.call('ZCARD', key)
 local allowed = 0
 if count < limit then
-  redis.call('ZADD', key, fmt(now), ARGV[4])
-  count = count + 1
   allowed = 1
+  if ARGV[4] ~= '' then
+    redis.call('ZADD', key, fmt(now), ARGV[4])
+    count = count + 1
+  end
 end
 if count == 0 then
   return { allowed, 0, '', '', fmt(now) }
@@ -67,8 +70,16 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {}
 
   async hit(key: string, limit: number, windowMs: number, nowMs?: number): Promise<RateLimitResult> {
+    return this.run(key, limit, windowMs, nowMs, `${this.instanceId}:${(this.seq++).toString(36)}`);
+  }
+
+  async peek(key: string, limit: number, windowMs: number, nowMs?: number): Promise<RateLimitResult> {
+    return this.run(key, limit, windowMs, nowMs, '');
+  }
+
+  /** Runs the script; `member` names the hit to record, '' records nothing. */
+  private async run(key: string, limit: number, windowMs: number, nowMs: number | undefined, member: string): Promise<RateLimitResult> {
     assertLimitArgs(limit, windowMs, nowMs);
-    const member = `${this.instanceId}:${(this.seq++).toString(36)}`;
     const args = [String(limit), String(windowMs), nowMs === undefined ? '' : String(nowMs), member];
     const redisKey = this.keyPrefix + key;
 

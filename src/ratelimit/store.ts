@@ -7,7 +7,7 @@
  * no fixed window boundaries, so bursts straddling a boundary cannot double up.
  */
 export interface RateLimitResult {
-  /** Whether this hit was accepted (and counted). */
+  /** Whether this hit was accepted (and counted); for a peek, whether a hit would be. */
   allowed: boolean;
   /** The limit the hit was checked against. */
   limit: number;
@@ -26,6 +26,11 @@ export interface RateLimitStore {
    * A rejected hit is not counted.
    */
   hit(key: string, limit: number, windowMs: number, nowMs?: number): Promise<RateLimitResult>;
+  /**
+   * What a hit at `nowMs` would get, without recording anything: `allowed` says whether a slot is
+   * free, `remaining` how many are, `retryAfterSeconds` when one frees up if none is.
+   */
+  peek(key: string, limit: number, windowMs: number, nowMs?: number): Promise<RateLimitResult>;
   /** Release timers / connections owned by the store. */
   close?(): Promise<void>;
 }

@@ -93,8 +93,11 @@ export interface TelephonyConnector {
 
 export async function setTelephonyConnector(db: Knex, orgId: string, connector: TelephonyConnector) {
   await getOrganization(db, orgId);
+  // Only the documented fields: request bodies may carry unknown ones (ignored), and the organization
+  // comes from the path alone, never from the body.
+  const { account_sid, auth_token, from_number } = connector;
   await db('telephony_connectors')
-    .insert({ org_id: orgId, ...connector, updated_at: db.fn.now() })
+    .insert({ org_id: orgId, account_sid, auth_token, from_number, updated_at: db.fn.now() })
     .onConflict('org_id')
     .merge();
   return { org_id: orgId, account_sid: connector.account_sid, from_number: connector.from_number, configured: true };

@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
 import { getOrganization } from '../services/organizations.js';
-import { markCustomerSeen, sessionForCustomer } from './sessions.js';
+import { markCustomerSeen, type SessionRow } from './sessions.js';
 
 /** The session as the customer's page shows it; opening it counts as the customer being seen. */
-export async function joinChat(db: Knex, sessionId: string, key: string | undefined) {
-  const session = await sessionForCustomer(db, sessionId, key);
+export async function joinChat(db: Knex, session: SessionRow) {
   await markCustomerSeen(db, session.id);
   const org = await getOrganization(db, session.org_id);
   return {

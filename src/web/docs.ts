@@ -3,6 +3,7 @@
 import express from 'express';
 import { getAbsoluteFSPath } from 'swagger-ui-dist';
 import { contractJson, contractYaml } from '../http/contract.js';
+import { pageSecurity } from '../http/securityHeaders.js';
 
 const page = `<!doctype html>
 <html lang="en">
@@ -29,7 +30,7 @@ export function docsRouter(): express.Router {
   router.get('/openapi.yaml', (_req, res) => {
     res.type('application/yaml').send(contractYaml);
   });
-  router.get('/docs', (_req, res) => {
+  router.get('/docs', pageSecurity('self'), (_req, res) => {
     res.type('html').send(page);
   });
   router.get('/docs/init.js', (_req, res) => {

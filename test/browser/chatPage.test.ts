@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const WAIT = { timeout: 15_000 };
@@ -77,6 +77,8 @@ describe('the customer chat page in chromium', () => {
     const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
     const foreign: string[] = [];
     const errors: string[] = [];
+    // The page must work under its own Content-Security-Policy: anything it blocks is an error.
+    recordCspViolations(page, errors);
     page.on('request', (request) => {
       const target = request.url();
       if (!target.startsWith(t.url) && !target.startsWith('blob:') && !target.startsWith('data:')) foreign.push(target);
@@ -92,7 +94,10 @@ describe('the customer chat page in chromium', () => {
         return (append as (...args: unknown[]) => void).apply(this, [name, value, filename].slice(0, arguments.length));
       } as typeof FormData.prototype.append;
     });
-    await page.goto(url);
+    const answer = await page.goto(url);
+    // Framed by integrators' sites, yet locked to its own scripts.
+    expect(answer!.headers()['content-security-policy']).toMatch(/default-src 'self'.*script-src 'self'.*frame-ancestors \*/);
+    expect(answer!.headers()['x-content-type-options']).toBe('nosniff');
     return { page, foreign, errors };
   }
 

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 describe('the API reference page in chromium', () => {
@@ -21,12 +21,17 @@ describe('the API reference page in chromium', () => {
     page.on('request', (request) => {
       if (!request.url().startsWith(t.url)) foreign.push(request.url());
     });
-    await page.goto(`${t.url}/docs`);
+    const blocked = recordCspViolations(page);
+    const answer = await page.goto(`${t.url}/docs`);
+    // Only this origin may frame the reference; it renders under its own policy with nothing blocked.
+    expect(answer!.headers()['content-security-policy']).toMatch(/default-src 'self'.*script-src 'self'.*frame-ancestors 'self'/);
+    expect(answer!.headers()['x-content-type-options']).toBe('nosniff');
     await page.waitForSelector('.opblock', { timeout: 20_000 });
     const contract = await (await fetch(`${t.url}/openapi.json`)).json();
     const operations = Object.values(contract.paths).flatMap((item) => Object.keys(item as object)).length;
     expect(await page.locator('.opblock').count()).toBe(operations);
     expect(await page.locator('.title').first().textContent()).toContain('Live-Interpretation and Support-Chat API');
     expect(foreign.filter((url) => !url.startsWith('data:'))).toEqual([]);
+    expect(blocked).toEqual([]);
   });
 });

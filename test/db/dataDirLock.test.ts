@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,7 +55,7 @@ describe('lockDataDir', () => {
     const release = await lockDataDir(dataDir);
 
     const holder = JSON.parse(await readFile(lockPath, 'utf8'));
-    expect(holder).toEqual({ pid: process.pid, hostname: hostname(), startedAt: expect.any(String) });
+    expect(holder).toEqual({ pid: process.pid, hostname: hostname(), startedAt: expect.any(String), startTicks: startTicksOf(process.pid) });
     expect(Date.parse(holder.startedAt)).not.toBeNaN();
 
     await release();
@@ -116,6 +116,49 @@ describe('lockDataDir', () => {
 
     expect(JSON.parse(await readFile(lockPath, 'utf8'))).toEqual(theirs);
   });
+
+  describe('a pid that now belongs to another process', () => {
+    // The test runner's parent: alive, not a server, started before this test but long after 2000.
+    const unrelated = process.ppid;
+
+    it('takes over a lock whose pid is alive but started after the lock was written (older lock format)', async () => {
+      await writeLock({ pid: unrelated, hostname: hostname(), startedAt: '2000-01-01T00:00:00.000Z' });
+
+      const release = await lockDataDir(dataDir);
+
+      expect(JSON.parse(await readFile(lockPath, 'utf8')).pid).toBe(process.pid);
+      await release();
+    });
+
+    it('takes over a lock whose pid is alive with another start time than the one recorded', async () => {
+      const child = await spawnLockHolder();
+      const written = JSON.parse(await readFile(lockPath, 'utf8'));
+      expect(written).toMatchObject({ pid: child.pid, startTicks: startTicksOf(child.pid!) });
+      // As if the holder had died and its pid gone to the live child.
+      await writeLock({ ...written, startTicks: written.startTicks - 1 });
+
+      const release = await lockDataDir(dataDir);
+
+      expect(JSON.parse(await readFile(lockPath, 'utf8')).pid).toBe(process.pid);
+      await release();
+    });
+
+    it('respects a live process whose start matches the lock, whatever the wall clock says', async () => {
+      await writeLock({ pid: unrelated, hostname: hostname(), startedAt: '2000-01-01T00:00:00.000Z', startTicks: startTicksOf(unrelated) });
+      await expect(lockDataDir(dataDir)).rejects.toThrow(`Another server process (pid ${unrelated})`);
+    });
+
+    it('respects an older-format lock of a live process that started before it was written', async () => {
+      await writeLock({ pid: unrelated, hostname: hostname(), startedAt: new Date().toISOString() });
+      await expect(lockDataDir(dataDir)).rejects.toThrow(`Another server process (pid ${unrelated})`);
+    });
+  });
+
+  /** /proc/<pid>/stat field 22, read here independently of the module under test. */
+  function startTicksOf(pid: number): number {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  }
 
   async function writeLock(holder: object): Promise<void> {
     await writeFile(lockPath, JSON.stringify(holder));

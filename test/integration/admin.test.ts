@@ -114,4 +114,35 @@ describe(`admin API (${backendName})`, () => {
     const row = await t.server.app.db('telephony_connectors').where({ org_id: orgId }).first();
     expect(row.auth_token).toBe('super-secret-token');
   });
+
+  it("never writes another organization's connector: the organization comes from the path, unknown fields are ignored", async () => {
+    const victim = await t.createOrg({ name: 'Victim' });
+    const attacker = await t.createOrg({ name: 'Attacker' });
+    const put = (orgId: string, body: object) =>
+      fetch(`${t.url}/admin/orgs/${orgId}/telephony`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const victimConnector = { account_sid: 'AC_victim', auth_token: 'victim-token', from_number: '+15005550001' };
+    expect((await put(victim, victimConnector)).status).toBe(200);
+
+    const res = await put(attacker, {
+      account_sid: 'AC_attacker',
+      auth_token: 'attacker-token',
+      from_number: '+15005550002',
+      org_id: victim,
+      updated_at: '2000-01-01T00:00:00Z',
+      no_such_column: 'x',
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ org_id: attacker, account_sid: 'AC_attacker', from_number: '+15005550002', configured: true });
+
+    const rows = await t.server.app.db('telephony_connectors').whereIn('org_id', [victim, attacker]).orderBy('account_sid');
+    expect(rows.map(({ org_id, account_sid, auth_token, from_number }) => ({ org_id, account_sid, auth_token, from_number }))).toEqual([
+      { org_id: attacker, account_sid: 'AC_attacker', auth_token: 'attacker-token', from_number: '+15005550002' },
+      { org_id: victim, ...victimConnector },
+    ]);
+    expect(new Date(rows[0].updated_at).getFullYear()).toBeGreaterThan(2000);
+  });
 });

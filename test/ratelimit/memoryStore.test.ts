@@ -59,4 +59,11 @@ describe('MemoryRateLimitStore', () => {
     expect(entries.get('small')!.ts.length).toBeLessThanOrEqual(3);
     await s.close();
   });
+
+  it('keeps nothing for keys that were only peeked at', async () => {
+    const s = new MemoryRateLimitStore({ sweepIntervalMs: 0 });
+    for (let i = 0; i < 100; i++) await s.peek(`guess-${i}`, 30, W, T0);
+    expect(s.size).toBe(0);
+    await s.close();
+  });
 });

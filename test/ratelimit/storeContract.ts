@@ -140,8 +140,40 @@ export function rateLimitStoreContract(name: string, factory: () => RateLimitSto
       expect((await s.hit('k', 3, W, T0 + 7000 + W)).allowed).toBe(true);
     });
 
+    it('peek reports what a hit would get and records nothing', async () => {
+      const s = await make();
+      expect(await s.peek('k', 3, W, T0)).toEqual({
+        allowed: true,
+        limit: 3,
+        remaining: 3,
+        resetAtSeconds: sec(T0),
+        retryAfterSeconds: 0,
+      });
+      for (let i = 0; i < 10; i++) expect((await s.peek('k', 3, W, T0)).remaining).toBe(3);
+
+      await s.hit('k', 3, W, T0);
+      await s.hit('k', 3, W, T0 + 1000);
+      expect(await s.peek('k', 3, W, T0 + 2000)).toMatchObject({ allowed: true, remaining: 1, resetAtSeconds: sec(T0 + 1000 + W) });
+      // Had the peeks counted, this third hit would be refused.
+      expect(await s.hit('k', 3, W, T0 + 2000)).toMatchObject({ allowed: true, remaining: 0 });
+
+      expect(await s.peek('k', 3, W, T0 + 10_500)).toEqual({
+        allowed: false,
+        limit: 3,
+        remaining: 0,
+        resetAtSeconds: sec(T0 + 2000 + W),
+        retryAfterSeconds: 50,
+      });
+      // The window rolls for peeks as for hits: a slot frees exactly when the oldest hit leaves.
+      expect((await s.peek('k', 3, W, T0 + W - 1)).allowed).toBe(false);
+      expect(await s.peek('k', 3, W, T0 + W)).toMatchObject({ allowed: true, remaining: 1 });
+      expect(await s.peek('k', 3, W, T0 + 2000 + W)).toMatchObject({ allowed: true, remaining: 3, resetAtSeconds: sec(T0 + 2000 + W) });
+      expect(await s.hit('k', 3, W, T0 + 2000 + W)).toMatchObject({ allowed: true, remaining: 2 });
+    });
+
     it('rejects invalid arguments', async () => {
       const s = await make();
+      await expect(s.peek('k', 0, W, T0)).rejects.toThrow(RangeError);
       await expect(s.hit('k', 0, W, T0)).rejects.toThrow(RangeError);
       await expect(s.hit('k', 1.5, W, T0)).rejects.toThrow(RangeError);
       await expect(s.hit('k', 5, 0, T0)).rejects.toThrow(RangeError);

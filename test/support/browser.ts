@@ -1,5 +1,5 @@
 // Debian's chromium driven by playwright-core (no browser download); flags from ../shared/STACK.md.
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -18,4 +18,12 @@ export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
       ...extraArgs,
     ],
   });
+}
+
+/** Adds to `into` whatever the page's Content-Security-Policy blocks (Chromium reports each refusal on the console). */
+export function recordCspViolations(page: Page, into: string[] = []): string[] {
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) into.push(message.text());
+  });
+  return into;
 }

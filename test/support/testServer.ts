@@ -4,13 +4,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import createClient from 'openapi-fetch';
-import { pino } from 'pino';
+import type { DestinationStream } from 'pino';
 import { loadConfig } from '../../src/config.js';
+import { loggerFor } from '../../src/logging/logger.js';
 import type { paths } from '../../src/generated/api.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestDatabase } from './databases.js';
 
-export const TEST_ADMIN_TOKEN = 'adm_test_token_0123456789abcdef';
+// Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.
+export const TEST_ADMIN_TOKEN = 'adm_test_loCgBylK8cKnlstx9M8yFf4fA3OuDrsRuwaMJ2Ka';
 
 export interface TestServer {
   server: RunningServer;
@@ -23,7 +25,14 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  /** Default: TEST_LOG_LEVEL, else silent. */
+  logLevel?: string;
+  /** Where log lines go (default stdout); the server's own logger writes them, secrets scrubbed. */
+  logDestination?: DestinationStream;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-test-'));
   const config = loadConfig({
@@ -38,7 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const server = await startServer(config, {
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: loggerFor({ ...config, logLevel: options.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' }, options.logDestination),
     memoryDatabase: database.memory,
   });
   const client = (key?: string) =>

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { newSecret } from '../../src/ids.js';
+import { TEST_ADMIN_TOKEN } from '../support/testServer.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
@@ -12,6 +15,8 @@ describe('loadConfig', () => {
       dataDir: './data',
       audioSocketPort: 9092,
       rateLimit: { requestsPerWindow: 600, windowMs: 60_000 },
+      failedAttempts: { perWindow: 30, windowMs: 60_000 },
+      trustProxyHops: 0,
     });
     expect(config.engines.translation).toBeUndefined();
     expect(config.engines.openai.realtimeUrl).toBe('wss://api.openai.com/v1/realtime');
@@ -49,5 +54,54 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(/TRANSLATION_ENGINE must be one of openai, deepl, libretranslate/);
     expect(problems.join('\n')).toMatch(/ADMIN_TOKEN/);
     expect(problems.join('\n')).toMatch(/OPENAI_REALTIME_URL must be a ws: or wss: URL/);
+  });
+
+  it('never prints the password of a URL it refuses', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://app:hunter2-secret@db:3306/app' })).toThrow('got "mysql://app:[redacted]@db:3306/app"');
+  });
+
+  it('trusts X-Forwarded-For only for the number of proxies TRUST_PROXY names', () => {
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxyHops).toBe(1);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be a whole number from 0 to 10/);
+    expect(loadConfig({ FAILED_ATTEMPTS_PER_MINUTE: '5' }).failedAttempts.perWindow).toBe(5);
+  });
+
+  describe('ADMIN_TOKEN strength', () => {
+    const problemsOf = (token: string) => {
+      try {
+        loadConfig({ ADMIN_TOKEN: token });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+
+    it.each([
+      ['sixteen a', 'a'.repeat(16)],
+      ['a long run of one character', 'a'.repeat(200)],
+      ['a sequence', 'abcdefghijklmnopqrstuvwxyz0123456789'],
+      ['a repeated word', 'passwordpasswordpasswordpassword'],
+      ['a repeated pair', 'ab'.repeat(40)],
+      ['digits counting up', '1234567890'.repeat(4)],
+      ['31 characters, the old test token', 'adm_test_token_0123456789abcdef'],
+      ['32 random decimal digits (about 106 bits)', '73912046588173920461738290156482'],
+    ])('refuses %s with a message saying what is needed', (_what, token) => {
+      const problems = problemsOf(token);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^ADMIN_TOKEN is too weak \(\d+ characters, about \d+ bits estimated\): it needs at least 32 characters and about 128 bits/);
+      expect(problems[0]).toContain('openssl rand -base64 32');
+      // The message describes the token; it never repeats it.
+      expect(problems[0]).not.toContain(token);
+    });
+
+    it('accepts generated tokens: the server\'s own, openssl rand -hex 16 and -base64 32, and the tests\'', () => {
+      for (let i = 0; i < 200; i++) {
+        expect(problemsOf(newSecret('adm_'))).toEqual([]);
+        expect(problemsOf(randomBytes(16).toString('hex'))).toEqual([]);
+        expect(problemsOf(randomBytes(32).toString('base64'))).toEqual([]);
+      }
+      expect(problemsOf(TEST_ADMIN_TOKEN)).toEqual([]);
+      expect(loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN }).adminToken).toBe(TEST_ADMIN_TOKEN);
+    });
   });
 });

@@ -37,6 +37,8 @@ export const LINE_ERROR = {
   notReady: 0x12,
   badFirstMessage: 0x13,
   shuttingDown: 0x14,
+  /** Too many unknown line ids from this address in the last minute: retry later. */
+  tooManyFailedAttempts: 0x15,
   internal: 0x1f,
 } as const;
 

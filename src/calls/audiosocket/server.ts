@@ -3,6 +3,8 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { fingerprint } from '../../logging/redact.js';
+import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
 import type { LineEndpoint } from '../media/connections.js';
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../media/pcm.js';
 import type { LineRefusal, LineSession, MediaPlane } from '../media/plane.js';
@@ -30,6 +32,8 @@ export interface AudioSocketOptions {
   host: string;
   port: number;
   logger: Logger;
+  /** Unknown line ids count per PBX address; an address over the limit is refused unchecked. */
+  failedAttempts: FailedAttempts;
   /** A connection must send its UUID within this time; default 10 s. */
   uuidTimeoutMs?: number;
 }
@@ -51,6 +55,7 @@ const REFUSAL_CODES: Record<LineRefusal, number> = {
 };
 
 class AudioSocketLine implements LineEndpoint {
+  /** The line id is a secret (whoever knows it plays the side): logs name it by fingerprint only. */
   lineId = '';
   private state: 'awaiting_uuid' | 'validating' | 'active' | 'closed' = 'awaiting_uuid';
   private readonly reader = new MessageReader();
@@ -67,6 +72,7 @@ class AudioSocketLine implements LineEndpoint {
   constructor(
     readonly socket: net.Socket,
     private readonly media: MediaPlane,
+    private readonly failedAttempts: FailedAttempts,
     private readonly log: Logger,
     uuidTimeoutMs: number,
     private readonly onClosed: (line: AudioSocketLine) => void,
@@ -79,6 +85,11 @@ class AudioSocketLine implements LineEndpoint {
       if (this.state === 'awaiting_uuid') this.refuse(LINE_ERROR.badFirstMessage, 'no UUID within the time allowed');
     }, uuidTimeoutMs);
     this.uuidTimer.unref();
+  }
+
+  /** How logs name the line: a fingerprint of its id, never the id. */
+  private get lineRef(): string | null {
+    return this.lineId ? fingerprint(this.lineId) : null;
   }
 
   get isClosed(): boolean {
@@ -111,25 +122,32 @@ class AudioSocketLine implements LineEndpoint {
         if (this.state === 'active' && this.session && payload.length) this.session.push(this.upsampler.process(payload));
         break;
       case KIND.hangup:
-        this.log.debug({ line_id: this.lineId }, 'audiosocket: the PBX hung up');
+        this.log.debug({ line: this.lineRef }, 'audiosocket: the PBX hung up');
         this.end();
         break;
       case KIND.error:
-        this.log.warn({ line_id: this.lineId, code: payload.length ? payload[0] : null }, 'audiosocket: the PBX reported an error');
+        this.log.warn({ line: this.lineRef, code: payload.length ? payload[0] : null }, 'audiosocket: the PBX reported an error');
         this.end();
         break;
       case KIND.dtmf:
-        this.log.debug({ line_id: this.lineId, digit: payload.toString('ascii') }, 'audiosocket: DTMF ignored');
+        // Digits are not logged: callers type PINs and card numbers.
+        this.log.debug({ line: this.lineRef }, 'audiosocket: DTMF ignored');
         break;
       default:
-        this.log.debug({ line_id: this.lineId, kind }, 'audiosocket: unknown message kind ignored');
+        this.log.debug({ line: this.lineRef, kind }, 'audiosocket: unknown message kind ignored');
     }
   }
 
   private async join(): Promise<void> {
     try {
+      const address = this.socket.remoteAddress ?? 'unknown';
+      if (await this.failedAttempts.retryAfter(address)) {
+        this.refuse(LINE_ERROR.tooManyFailedAttempts, 'too many unknown line ids from this address');
+        return;
+      }
       const result = await this.media.openLine(this.lineId, this);
       if ('refused' in result) {
+        if (result.refused === 'unknown_line') await this.failedAttempts.record(address);
         this.refuse(REFUSAL_CODES[result.refused], result.refused);
         return;
       }
@@ -140,9 +158,9 @@ class AudioSocketLine implements LineEndpoint {
       }
       this.session = result.session;
       this.state = 'active';
-      this.log.info({ line_id: this.lineId, call_id: result.session.callId, side: result.session.side }, 'audiosocket: line joined');
+      this.log.info({ line: this.lineRef, call_id: result.session.callId, side: result.session.side }, 'audiosocket: line joined');
     } catch (err) {
-      this.log.error({ err, line_id: this.lineId }, 'audiosocket: could not open the line');
+      this.log.error({ err, line: this.lineRef }, 'audiosocket: could not open the line');
       this.refuse(LINE_ERROR.internal, 'internal error');
     }
   }
@@ -150,7 +168,7 @@ class AudioSocketLine implements LineEndpoint {
   /** Error frame, then close (the PBX learns why in the code). */
   private refuse(code: number, why: string): void {
     if (this.state === 'closed') return;
-    this.log.info({ line_id: this.lineId || null, why }, 'audiosocket: line refused');
+    this.log.info({ line: this.lineRef, why }, 'audiosocket: line refused');
     this.state = 'closed';
     this.socket.end(errorMessage(code));
     this.destroyLater();
@@ -176,7 +194,7 @@ class AudioSocketLine implements LineEndpoint {
 
   hangup(reason: string): void {
     if (this.state === 'closed') return;
-    this.log.info({ line_id: this.lineId, reason }, 'audiosocket: hanging up');
+    this.log.info({ line: this.lineRef, reason }, 'audiosocket: hanging up');
     this.state = 'closed';
     this.session = null;
     this.socket.end(hangupMessage());
@@ -258,7 +276,7 @@ export async function startAudioSocketServer(media: MediaPlane, options: AudioSo
       socket.end(errorMessage(LINE_ERROR.shuttingDown));
       return;
     }
-    const line = new AudioSocketLine(socket, media, log, options.uuidTimeoutMs ?? 10_000, (closed) => {
+    const line = new AudioSocketLine(socket, media, options.failedAttempts, log, options.uuidTimeoutMs ?? 10_000, (closed) => {
       totals.framesSent += closed.framesSent;
       totals.framesDropped += closed.framesDropped;
       lines.delete(closed);

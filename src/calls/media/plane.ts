@@ -7,8 +7,10 @@ import type { Duplex } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import { errors } from '../../errors.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
+import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
 import { isJoined, lineOf, markJoined, otherSide, type CallRow, type Side } from '../calls.js';
 import { isReady, parseChannelId, verifyMediaSecret } from '../join.js';
 import { LineConn, ListenConn, StreamConn, type LineEndpoint } from './connections.js';
@@ -43,6 +45,8 @@ export interface MediaDeps {
   db: Knex;
   events: EventBus;
   logger: Logger;
+  /** Refused upgrades (401, 404) count per client address; an address over the limit gets 429. */
+  failedAttempts: FailedAttempts;
 }
 
 export interface MediaStats {
@@ -74,7 +78,8 @@ const SOCKET_CLOSE_GRACE_MS = 2_000;
 
 interface Refusal {
   status: number;
-  detail: string;
+  detail: unknown;
+  headers?: Readonly<Record<string, string>>;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -82,6 +87,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Unauthorized',
   404: 'Not Found',
   409: 'Conflict',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -99,6 +105,8 @@ export class MediaPlane {
   private closing = false;
   private totals = { framesReceived: 0, bytesReceived: 0, chunksSent: 0, chunksDropped: 0 };
   private refusals: Record<number, number> = {};
+  /** Where each pending upgrade comes from, for counting its refusal against that address. */
+  private readonly upgradeAddresses = new WeakMap<Duplex, string>();
 
   constructor(
     private readonly deps: MediaDeps,
@@ -150,6 +158,7 @@ export class MediaPlane {
 
   handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', (err) => this.log.debug({ err }, 'media: upgrade socket error'));
+    this.upgradeAddresses.set(socket, this.deps.failedAttempts.addressOf(req));
     const work = this.upgrade(req, socket, head).catch((err) => {
       this.log.error({ err }, 'media: upgrade failed');
       this.refuse(socket, REFUSAL.internal);
@@ -158,6 +167,8 @@ export class MediaPlane {
   }
 
   private async upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const wait = await this.deps.failedAttempts.retryAfter(this.upgradeAddresses.get(socket)!);
+    if (wait) return this.refuse(socket, errors.tooManyFailedAttempts(wait));
     const url = new URL(req.url ?? '/', 'http://media.invalid');
     const kind = url.pathname.startsWith(STREAM_PATH_PREFIX) ? 'stream' : url.pathname.startsWith(LISTEN_PATH_PREFIX) ? 'listen' : null;
     if (!kind) return this.refuse(socket, REFUSAL.noEndpoint);
@@ -200,12 +211,17 @@ export class MediaPlane {
 
   private refuse(socket: Duplex, refusal: Refusal): void {
     this.refusals[refusal.status] = (this.refusals[refusal.status] ?? 0) + 1;
+    // A wrong token or unlock, or an unknown channel, is a guess: it counts against the address.
+    const address = this.upgradeAddresses.get(socket);
+    if ((refusal.status === 401 || refusal.status === 404) && address) this.track(this.deps.failedAttempts.record(address));
     if (socket.destroyed) return;
     const body = JSON.stringify({ detail: refusal.detail });
+    const headers = Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
     socket.once('finish', () => socket.destroy());
     socket.end(
       `HTTP/1.1 ${refusal.status} ${STATUS_TEXT[refusal.status] ?? 'Error'}\r\n` +
         'Connection: close\r\n' +
+        headers +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
         '\r\n' +

@@ -32,6 +32,8 @@
  *   401  token (stream) or unlock (listen) missing or wrong; also after a new link made it stale
  *   404  no such media endpoint, malformed channel id, or no such call
  *   409  the call has ended, or is not ready (the customer's language is not known yet)
+ *   429  too many refused upgrades (401, 404) from this client address in the last minute
+ *        (FAILED_ATTEMPTS_PER_MINUTE, default 30): refused unchecked, `Retry-After` says when to retry
  *   500  internal error (detail reveals nothing)
  *   503  the server is shutting down
  *   (An invalid WebSocket handshake, e.g. a missing Sec-WebSocket-Key, gets 400 from the WebSocket

@@ -1,0 +1,44 @@
+// Headers that keep browsers from misreading answers and pages from being abused.
+import type { RequestHandler } from 'express';
+
+/** Every answer: a browser takes the declared Content-Type at its word (no sniffing JSON into HTML). */
+export function noSniff(): RequestHandler {
+  return (_req, res, next) => {
+    res.set('X-Content-Type-Options', 'nosniff');
+    next();
+  };
+}
+
+/**
+ * Who may frame a page: the customer's chat page (and later the call page) lives inside an
+ * integrator's own site, so any ancestor; pages of this server itself (the reference, and later the
+ * console) only this origin.
+ */
+export type Framing = 'anyone' | 'self';
+
+/**
+ * What our HTML pages may load: their own scripts, styles and connections only (no inline script,
+ * no eval, no CDN), images and audio also from data:/blob: URLs the page makes itself (recordings
+ * played back, inline icons), nothing embedded.
+ */
+const PAGE_SOURCES = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
+
+/** Content-Security-Policy (and the older X-Frame-Options where framing is ours only) for an HTML page. */
+export function pageSecurity(framing: Framing): RequestHandler {
+  const policy = `${PAGE_SOURCES}; frame-ancestors ${framing === 'anyone' ? '*' : "'self'"}`;
+  return (_req, res, next) => {
+    res.set('Content-Security-Policy', policy);
+    if (framing === 'self') res.set('X-Frame-Options', 'SAMEORIGIN');
+    next();
+  };
+}
