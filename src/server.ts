@@ -1,8 +1,8 @@
 // Start-up and shutdown: open the database, migrate, bootstrap, listen; on stop, drain and close.
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
+import { LocalRevocationBus } from './auth/revocation.js';
 import { startAudioSocketServer } from './calls/audiosocket/server.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import type { AppContext } from './appContext.js';
@@ -11,8 +11,10 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
+import { createHttpServer } from './http/connections.js';
 import { startPeriodicJobs } from './jobs.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
+import { ConnectionSlots } from './realtime/connectionSlots.js';
 import { createInterpreterFactory } from './interpretation/index.js';
 import { createTranscriptionEngine } from './transcription/index.js';
 import { createTranslationEngine } from './translation/engines/index.js';
@@ -26,7 +28,18 @@ export interface RunningServer {
   media: MediaPlane;
   /** The bound AudioSocket port (AUDIOSOCKET_PORT=0 picks one); null when it could not listen. */
   audioSocketPort: number | null;
+  /** What the server holds open right now (tests check that nothing is left behind). */
+  connectionStats(): Promise<ConnectionStats>;
   stop(): Promise<void>;
+}
+
+export interface ConnectionStats {
+  /** TCP connections of the HTTP server, upgraded ones (WebSockets) included. */
+  httpConnections: number;
+  eventStreams: number;
+  mediaSockets: number;
+  /** AudioSocket connections, joined or not. */
+  audioSocketConnections: number;
 }
 
 export interface StartOptions {
@@ -59,12 +72,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       translationEngine,
       transcriptionEngine: createTranscriptionEngine(config.engines),
       events: new LocalEventBus(),
+      revocations: new LocalRevocationBus(),
+      eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
       audioSocketPort: config.audioSocketPort,
     };
     const stopJobs = startPeriodicJobs(app);
 
-    const httpServer = http.createServer(createApp(app));
+    const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, {
       interpreterFactory: createInterpreterFactory(config.engines, logger),
       ...options.media,
@@ -76,7 +91,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     const { port } = httpServer.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-    const audioSocket = await startAudioSocketServer(media, { host: config.host, port: config.audioSocketPort, logger });
+    const audioSocket = await startAudioSocketServer(media, {
+      host: config.host,
+      port: config.audioSocketPort,
+      uuidTimeoutMs: config.connections.audioSocketUuidTimeoutMs,
+      idleTimeoutMs: config.connections.audioSocketIdleTimeoutMs,
+      logger,
+    });
     // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
     if (audioSocket.port !== null) app.audioSocketPort = audioSocket.port;
 
@@ -92,7 +113,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await rateLimits.close();
       await database.close();
     };
-    return { app, url, port, banner, media, audioSocketPort: audioSocket.port, stop };
+    const connectionStats = async (): Promise<ConnectionStats> => ({
+      httpConnections: await new Promise<number>((resolve, reject) =>
+        httpServer.getConnections((err, count) => (err ? reject(err) : resolve(count))),
+      ),
+      eventStreams: app.eventStreams.count(),
+      mediaSockets: media.stats().sockets,
+      audioSocketConnections: audioSocket.stats().lines,
+    });
+    return { app, url, port, banner, media, audioSocketPort: audioSocket.port, connectionStats, stop };
   } catch (err) {
     await database.close();
     throw err;

@@ -32,6 +32,8 @@
  *   401  token (stream) or unlock (listen) missing or wrong; also after a new link made it stale
  *   404  no such media endpoint, malformed channel id, or no such call
  *   409  the call has ended, or is not ready (the customer's language is not known yet)
+ *   429  the side already holds its limit of open sockets of this kind: MEDIA_SOCKETS_PER_SIDE (default
+ *        10) stream sockets and as many listen sockets per side of a call; close one first
  *   500  internal error (detail reveals nothing)
  *   503  the server is shutting down
  *   (An invalid WebSocket handshake, e.g. a missing Sec-WebSocket-Key, gets 400 from the WebSocket
@@ -112,6 +114,7 @@ export const REFUSAL = {
   unknownChannel: { status: 404, detail: 'channel not found' },
   callEnded: { status: 409, detail: 'the call has ended' },
   notReady: { status: 409, detail: "the call is not ready: the customer's language is not known yet" },
+  tooManySockets: { status: 429, detail: 'this side of the call already holds as many sockets of this kind as it may; close one before opening another' },
   internal: { status: 500, detail: 'internal error' },
   shuttingDown: { status: 503, detail: 'the server is shutting down' },
 } as const satisfies Record<string, { status: number; detail: string }>;
