@@ -2,6 +2,7 @@
 // all, connections that say nothing closed, a JSON answer to whatever the HTTP parser refuses, and
 // requests that ask to switch to a protocol we do not speak served as plain HTTP/1.1.
 import http from 'node:http';
+import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ConnectionLimits } from '../config.js';
@@ -41,8 +42,7 @@ export function createHttpServer(handler: http.RequestListener, limits: HttpLimi
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     log.debug({ code: err.code }, 'http: client error');
     // Node's own rule: answer only when no part of a response has gone out on this connection yet.
-    const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || responseInFlight(socket)?.headersSent) {
       socket.destroy();
       return;
     }
@@ -76,6 +76,11 @@ export function rawErrorResponse(error: ApiError): string {
   );
 }
 
+/** The answer the HTTP server is writing on `socket`, if any (Node keeps it on the socket). */
+function responseInFlight(socket: Duplex): http.ServerResponse | undefined {
+  return (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage ?? undefined;
+}
+
 // Hop-by-hop parts of an upgrade request that must not survive when it is served as plain HTTP.
 const UPGRADE_HEADERS = new Set(['upgrade', 'http2-settings']);
 
@@ -87,6 +92,13 @@ const UPGRADE_HEADERS = new Set(['upgrade', 'http2-settings']);
  * does (bodies of any framing, keep-alive, deadlines, close and error handling).
  */
 export function serveAsPlainHttp(server: http.Server, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  const inFlight = responseInFlight(socket);
+  if (inFlight) {
+    // Pipelined behind an answer still going out, whose connection state Node has already let go of:
+    // the connection ends once that answer is out, and the client sends the rest again (RFC 9112 §9.3.2).
+    inFlight.once('close', () => (socket as net.Socket).destroySoon());
+    return;
+  }
   const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i];

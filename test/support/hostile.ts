@@ -8,7 +8,9 @@ export type Ending =
   /** RST once the first bytes of an answer arrived. */
   | { resetAfterAnswer: true }
   /** FIN after sending: the server sees the end of a request that never completed. */
-  | { finish: true };
+  | { finish: true }
+  /** Nothing more: the connection stays open until the server closes it. */
+  | { hold: true };
 
 export interface HostileResult {
   /** What the server sent before the connection closed. */
