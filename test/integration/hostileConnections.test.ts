@@ -20,8 +20,9 @@ describe(`hostile connections (${backendName})`, () => {
   let lineId: string;
 
   beforeAll(async () => {
-    // A fast heartbeat writes to dead connections often; a short keep-alive lets idle ones go quickly.
-    t = await startTestServer({ SSE_HEARTBEAT_MS: '100', HTTP_KEEP_ALIVE_TIMEOUT_MS: '500' });
+    // A fast heartbeat writes to dead connections often; short keep-alive and idle timeouts let
+    // connections that say nothing go quickly.
+    t = await startTestServer({ SSE_HEARTBEAT_MS: '100', HTTP_KEEP_ALIVE_TIMEOUT_MS: '500', HTTP_IDLE_TIMEOUT_MS: '300' });
     key = (await t.createKey(await t.createOrg({ name: 'Hostile Org' }), 'test')).key;
     const session = await (
       await fetch(`${t.url}/v1/sessions`, {
@@ -82,6 +83,16 @@ describe(`hostile connections (${backendName})`, () => {
       misbehave(http, [multipartHead, '--XyZ\r\nContent-Disposition: form-data; name="audio"; filename="a.webm"\r\n\r\n', garbage(round, 4_000)], reset),
       misbehave(http, [multipartHead, '--XyZ\r\nContent-Disposition: form-data; name="audio"\r\n\r\n', garbage(round, 2_000)], { finish: true }),
       misbehave(http, [rawRequest('POST', '/v1/translate', { ...auth, 'Content-Type': 'application/json', 'Content-Length': 10_000 }, '{"target":"fi","text":"')], reset),
+      // Connections that say nothing, or stop half-way and wait, until the server closes them (the
+      // idle or keep-alive timeout, a second or two: a few rounds show it).
+      ...(round < 2
+        ? [
+            misbehave(http, [], { hold: true }),
+            misbehave(http, ['POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{"ta'], { hold: true }),
+          ]
+        : []),
+      // An upgrade pipelined behind a stream.
+      misbehave(http, [rawRequest('GET', '/v1/events', auth), rawRequest('GET', '/healthz', h2cUpgrade())], { resetAfterAnswer: true }),
       // Garbage instead of HTTP.
       misbehave(http, [garbage(round + 1, 512)], reset),
       misbehave(http, [garbage(round + 2, 64)], { finish: true }),

@@ -153,6 +153,8 @@ export class MediaPlane {
    */
   attach(server: http.Server): void {
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      // Node let go of the socket, error handling included: a client that resets must not end the process.
+      socket.on('error', (err) => this.log.debug({ err }, 'media: upgrade socket error'));
       if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.handleUpgrade(req, socket, head);
       else serveAsPlainHttp(server, req, socket, head);
     });
@@ -161,8 +163,6 @@ export class MediaPlane {
   // ---- upgrades --------------------------------------------------------------------------------
 
   handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    // Node let go of the socket: its errors (a client that resets) are ours to handle from here on.
-    socket.on('error', (err) => this.log.debug({ err }, 'media: upgrade socket error'));
     const work = this.upgrade(req, socket, head).catch((err) => {
       this.log.error({ err }, 'media: upgrade failed');
       this.refuse(socket, REFUSAL.internal);
