@@ -109,6 +109,8 @@ export async function openEventStream(req: Request, res: Response, options: Stre
   res.on('error', end);
   // A server shutting down ends its streams, or it would wait for them forever.
   options.shutdown.addEventListener('abort', end, { once: true });
+  // The client may have gone while the request was authenticated: its 'close' has already passed.
+  if (res.destroyed) end();
 
   let startSeq: number;
   try {
