@@ -1,4 +1,5 @@
 // Start-up and shutdown: open the database, migrate, bootstrap, listen; on stop, drain and close.
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { createApp } from './app.js';
@@ -63,6 +64,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const rateLimits = new MemoryRateLimitStore();
     const translationEngine = createTranslationEngine(config.engines);
     const shutdown = new AbortController();
+    // Every open event stream listens for shutdown: there is no meaningful limit.
+    setMaxListeners(0, shutdown.signal);
     const app: AppContext = {
       config,
       db: database.knex,
