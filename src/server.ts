@@ -75,7 +75,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       translationEngine,
       transcriptionEngine: createTranscriptionEngine(config.engines),
       events: new LocalEventBus(),
-      revocations: new LocalRevocationBus(),
+      revocations: new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed')),
       eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
       audioSocketPort: config.audioSocketPort,

@@ -4,7 +4,7 @@
 // an implementation over Redis pub/sub can carry announcements to every instance.
 
 export interface RevocationBus {
-  /** Tells every watcher of `credentialId` that it is revoked. Call after the revocation committed. */
+  /** Tells every watcher of `credentialId` that it is revoked. Call after the revocation committed; never throws. */
   announce(credentialId: string): void;
   /** Calls `onRevoked` once when `credentialId` is announced; returns the function that stops watching. */
   watch(credentialId: string, onRevoked: () => void): () => void;
@@ -13,20 +13,20 @@ export interface RevocationBus {
 export class LocalRevocationBus implements RevocationBus {
   private readonly watchers = new Map<string, Set<() => void>>();
 
+  /** `onWatcherError` hears a watcher that threw: the revocation has committed, the others still end. */
+  constructor(private readonly onWatcherError: (err: unknown) => void) {}
+
   announce(credentialId: string): void {
     const watching = this.watchers.get(credentialId);
     if (!watching) return;
     this.watchers.delete(credentialId);
-    // One failing watcher must not keep the others open.
-    const failures: unknown[] = [];
     for (const onRevoked of watching) {
       try {
         onRevoked();
       } catch (err) {
-        failures.push(err);
+        this.onWatcherError(err);
       }
     }
-    if (failures.length) throw failures[0];
   }
 
   watch(credentialId: string, onRevoked: () => void): () => void {
