@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import type { RevocationBus } from './auth/revocation.js';
 import type { EventBus } from './events/bus.js';
 import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import type { ConnectionSlots } from './realtime/connectionSlots.js';
 import type { ConfiguredTranscription } from './transcription/index.js';
 import type { ConfiguredEngine } from './translation/translateTexts.js';
 
@@ -23,6 +25,10 @@ export interface AppContext {
   transcriptionEngine: ConfiguredTranscription;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
+  /** Announces revoked credentials to the streams open with them. */
+  revocations: RevocationBus;
+  /** The event streams open in this process, per holder (API key, chat session). */
+  eventStreams: ConnectionSlots;
   /** The port PBXs connect to for AudioSocket lines, once bound. */
   audioSocketPort: number;
   /** This server instance (src/instances.ts): the holds and running requests it owns carry it. */

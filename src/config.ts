@@ -31,6 +31,8 @@ export interface Config {
   sseHeartbeatMs: number;
   /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
   instanceHeartbeatMs: number;
+  /** How long and how many connections a client may hold (README "Limits"). */
+  connections: ConnectionLimits;
   engines: {
     translation: TranslationEngineName | undefined;
     openai: {
@@ -46,6 +48,27 @@ export interface Config {
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
     twilioApiBaseUrl: string | undefined;
   };
+}
+
+export interface ConnectionLimits {
+  /** Open event streams per API key (GET /v1/events and session streams together). */
+  eventStreamsPerKey: number;
+  /** Open customer chat streams per session. */
+  chatStreamsPerSession: number;
+  /** Open media sockets per side of a call, counted separately for stream and listen sockets. */
+  mediaSocketsPerSide: number;
+  /** A request's headers must arrive within this (408). */
+  httpHeadersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this (408). */
+  httpRequestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  httpKeepAliveTimeoutMs: number;
+  /** A connection that sends nothing for this long while the server is not answering it is closed. */
+  httpIdleTimeoutMs: number;
+  /** A PBX must send its line's UUID within this. */
+  audioSocketUuidTimeoutMs: number;
+  /** A joined phone line that sends no message for this long is hung up. */
+  audioSocketIdleTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -143,6 +166,22 @@ export function loadConfig(env: Env = process.env): Config {
         ? 'libretranslate'
         : undefined;
 
+  const connections: ConnectionLimits = {
+    eventStreamsPerKey: integer('EVENT_STREAMS_PER_KEY', 50, 1, 100_000),
+    chatStreamsPerSession: integer('CHAT_STREAMS_PER_SESSION', 10, 1, 1_000),
+    mediaSocketsPerSide: integer('MEDIA_SOCKETS_PER_SIDE', 10, 1, 1_000),
+    httpHeadersTimeoutMs: integer('HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000),
+    httpRequestTimeoutMs: integer('HTTP_REQUEST_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    httpKeepAliveTimeoutMs: integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    httpIdleTimeoutMs: integer('HTTP_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    audioSocketUuidTimeoutMs: integer('AUDIOSOCKET_UUID_TIMEOUT_MS', 10_000, 100, 600_000),
+    audioSocketIdleTimeoutMs: integer('AUDIOSOCKET_IDLE_TIMEOUT_MS', 15_000, 100, 3_600_000),
+  };
+  // Node refuses a headers timeout longer than the request timeout (the headers are part of the request).
+  if (connections.httpHeadersTimeoutMs > connections.httpRequestTimeoutMs) {
+    problems.push('HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS');
+  }
+
   const publicBaseUrl = url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
   const config: Config = {
     port,
@@ -168,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxyHops: integer('TRUST_PROXY', 0, 0, 10),
     sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
+    connections,
     engines: {
       translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),
       openai,

@@ -17,6 +17,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Streams do not end on a schedule: a client refused for holding too many may look again after this. */
+const STREAM_RETRY_AFTER_SECONDS = 30;
+
 export const errors = {
   badRequest: (detail: string) => new ApiError(400, detail),
   missingCredentials: () =>
@@ -49,6 +52,14 @@ export const errors = {
     new ApiError(429, `too many failed attempts from your address; retry after ${retryAfterSeconds} seconds`, {
       'Retry-After': String(retryAfterSeconds),
     }),
+  tooManyStreams: (holder: 'API key' | 'chat session', limit: number) =>
+    new ApiError(429, `too many open event streams for this ${holder} (at most ${limit}); close one before opening another`, {
+      'Retry-After': String(STREAM_RETRY_AFTER_SECONDS),
+    }),
+  // Answered by the HTTP server itself, before a request reaches the app.
+  malformedRequest: () => new ApiError(400, 'malformed HTTP request'),
+  requestTimeout: () => new ApiError(408, 'the request did not arrive in time; send it again'),
+  headersTooLarge: () => new ApiError(431, 'the request headers are too large'),
   internal: (requestId: string) =>
     new ApiError(500, `internal error; quote request id ${requestId} to the operator`),
   notImplemented: (operationId: string) => new ApiError(501, `${operationId} is not implemented yet`),

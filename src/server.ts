@@ -1,8 +1,9 @@
 // Start-up and shutdown: open the database, migrate, bootstrap, listen; on stop, drain and close.
-import http from 'node:http';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
+import { LocalRevocationBus } from './auth/revocation.js';
 import { startAudioSocketServer } from './calls/audiosocket/server.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import type { AppContext } from './appContext.js';
@@ -13,9 +14,11 @@ import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
 import { startInstance, type RunningInstance } from './instances.js';
 import { loggerFor } from './logging/logger.js';
+import { createHttpServer } from './http/connections.js';
 import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
+import { ConnectionSlots } from './realtime/connectionSlots.js';
 import { createInterpreterFactory } from './interpretation/index.js';
 import { createTranscriptionEngine } from './transcription/index.js';
 import { createTranslationEngine } from './translation/engines/index.js';
@@ -29,7 +32,18 @@ export interface RunningServer {
   media: MediaPlane;
   /** The bound AudioSocket port (AUDIOSOCKET_PORT=0 picks one); null when it could not listen. */
   audioSocketPort: number | null;
+  /** What the server holds open right now (tests check that nothing is left behind). */
+  connectionStats(): Promise<ConnectionStats>;
   stop(): Promise<void>;
+}
+
+export interface ConnectionStats {
+  /** TCP connections of the HTTP server, upgraded ones (WebSockets) included. */
+  httpConnections: number;
+  eventStreams: number;
+  mediaSockets: number;
+  /** AudioSocket connections, joined or not. */
+  audioSocketConnections: number;
 }
 
 export interface StartOptions {
@@ -62,6 +76,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const rateLimits = new MemoryRateLimitStore();
     const translationEngine = createTranslationEngine(config.engines);
     const shutdown = new AbortController();
+    // Every open event stream listens for shutdown: there is no meaningful limit.
+    setMaxListeners(0, shutdown.signal);
     const app: AppContext = {
       config,
       db: database.knex,
@@ -73,12 +89,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       transcriptionEngine: createTranscriptionEngine(config.engines),
       events: new LocalEventBus(),
       instanceId: running.id,
+      revocations: new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed')),
+      eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
       audioSocketPort: config.audioSocketPort,
     };
     const stopJobs = startPeriodicJobs(app);
 
-    const httpServer = http.createServer(createApp(app));
+    const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, {
       interpreterFactory: createInterpreterFactory(config.engines, logger),
       ...options.media,
@@ -95,6 +113,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       port: config.audioSocketPort,
       logger,
       failedAttempts: app.failedAttempts,
+      uuidTimeoutMs: config.connections.audioSocketUuidTimeoutMs,
+      idleTimeoutMs: config.connections.audioSocketIdleTimeoutMs,
     });
     // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
     if (audioSocket.port !== null) app.audioSocketPort = audioSocket.port;
@@ -112,7 +132,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await rateLimits.close();
       await database.close();
     };
-    return { app, url, port, banner, media, audioSocketPort: audioSocket.port, stop };
+    const connectionStats = async (): Promise<ConnectionStats> => ({
+      httpConnections: await new Promise<number>((resolve, reject) =>
+        httpServer.getConnections((err, count) => (err ? reject(err) : resolve(count))),
+      ),
+      eventStreams: app.eventStreams.count(),
+      mediaSockets: media.stats().sockets,
+      audioSocketConnections: audioSocket.stats().lines,
+    });
+    return { app, url, port, banner, media, audioSocketPort: audioSocket.port, connectionStats, stop };
   } catch (err) {
     await instance?.stop().catch(() => undefined);
     await database.close();

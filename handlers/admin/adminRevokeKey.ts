@@ -2,6 +2,6 @@ import { defineHandler } from '../../src/http/handler.js';
 import { revokeApiKey } from '../../src/services/apiKeys.js';
 
 export default defineHandler<'adminRevokeKey'>(async ({ app, params }) => {
-  await revokeApiKey(app.db, params.key_id);
+  await revokeApiKey(app, params.key_id);
   return { status: 204, body: undefined };
 });

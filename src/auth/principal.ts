@@ -22,6 +22,12 @@ export interface ApiPrincipal {
   rateLimitKey: string;
 }
 
+/**
+ * The credential a principal acts under: revoking it ends the streams opened with it, and
+ * per-credential limits count by it. An API key's id (an app connection's, once OAuth exists).
+ */
+export const credentialIdOf = (principal: ApiPrincipal): string => principal.keyId;
+
 /** Who pays for billable work: an organization in one mode (an API key, or a customer of a session). */
 export type Payer = Pick<ApiPrincipal, 'orgId' | 'mode'>;
 

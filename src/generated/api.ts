@@ -12,7 +12,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key stops working at once. Revoking a revoked key is a no-op (204).
+         * @description The key stops working at once, and every event stream opened with it ends. Revoking a revoked key is a no-op (204).
          */
         delete: operations["adminRevokeKey"];
         options?: never;
@@ -237,6 +237,7 @@ export interface paths {
          *     `session.typing` of the agents, `session.updated`, `session.closed`), without the
          *     organization's metadata. The stream ends when the session is deleted or a new customer link
          *     makes this key invalid. Read it with `fetch` (the key travels in `X-Chat-Key`, not the URL).
+         *     A session's customer may hold 10 streams at once (429 beyond; see the `events` tag).
          */
         get: operations["streamChat"];
         put?: never;

@@ -1,10 +1,14 @@
 // Server-sent event streams over the event log and bus: backlog after Last-Event-ID, then live events
-// as they are published, heartbeats, and clean-up when the client goes away.
+// as they are published, heartbeats, and clean-up when the client goes away, the credential is
+// revoked or the server stops. Each stream takes one of its holder's slots (a limit per holder).
 import type { Request, Response } from 'express';
 import type { Knex } from 'knex';
+import type { RevocationBus } from '../auth/revocation.js';
+import { errors, type ApiError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { eventsAfter, latestSequence, sequenceOf, type StreamScope } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
+import type { ConnectionSlots } from './connectionSlots.js';
 
 const BACKLOG_PAGE = 500;
 
@@ -18,9 +22,27 @@ export interface StreamOptions {
   present(event: BusEvent): unknown;
   /** Ends the stream after this event has been handled (e.g. the session was deleted). */
   endAfter?(event: BusEvent): boolean | Promise<boolean>;
+  /** Whose stream this is: it takes one of the holder's slots, or is refused with `refusal`. */
+  holder: { slots: ConnectionSlots; id: string; limit: number; refusal(): ApiError };
+  /** The credential the stream was opened with: its revocation ends the stream. */
+  credential?: {
+    id: string;
+    revocations: RevocationBus;
+    /** Whether the credential still works (it may have been revoked before the stream watched). */
+    isActive(): Promise<boolean>;
+    /** What a revoked credential gets. */
+    refusal(): ApiError;
+  };
   heartbeatMs: number;
   shutdown: AbortSignal;
 }
+
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
 
 const inScope = (scope: StreamScope, event: BusEvent) =>
   event.orgId === scope.orgId &&
@@ -33,12 +55,15 @@ function frame(event: BusEvent, data: unknown): string {
 }
 
 export async function openEventStream(req: Request, res: Response, options: StreamOptions): Promise<void> {
-  const { db, bus, scope } = options;
-  const lastEventId = req.get('last-event-id');
-  // Where the stream starts: after the client's last event, or (new stream, unknown id) now. Read
-  // before subscribing; the backlog query below then covers whatever commits in between.
-  const resumeFrom = lastEventId ? await sequenceOf(db, scope, lastEventId) : null;
-  const startSeq = resumeFrom ?? (await latestSequence(db));
+  const { db, bus, scope, holder, credential } = options;
+  const release = holder.slots.take(holder.id, holder.limit);
+  if (!release) throw holder.refusal();
+  if (req.method === 'HEAD') {
+    // What a GET would get, at once and without a body: no stream is opened.
+    release();
+    res.writeHead(200, STREAM_HEADERS).end();
+    return;
+  }
 
   // Live events that arrive while the backlog is read wait here; what the backlog already delivered
   // is skipped by sequence number.
@@ -46,6 +71,7 @@ export async function openEventStream(req: Request, res: Response, options: Stre
   const deliveredFromBacklog = new Set<number>();
   let live = false;
   let closed = false;
+  let heartbeat: NodeJS.Timeout | undefined;
 
   const deliver = async (event: BusEvent) => {
     if (closed || !inScope(scope, event)) return;
@@ -53,29 +79,59 @@ export async function openEventStream(req: Request, res: Response, options: Stre
     if (await options.endAfter?.(event)) end();
   };
   const unsubscribe = bus.subscribe((event) => {
-    if (live) void deliver(event);
+    // A failed delivery (the database, behind endAfter) ends the stream; the client resumes from its last id.
+    if (live) deliver(event).catch(end);
     else pending.push(event);
   });
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatMs);
-  const end = () => {
-    if (closed) return;
+  let revokedBeforeStart = false;
+  const unwatch = credential
+    ? credential.revocations.watch(credential.id, () => {
+        if (res.headersSent) end();
+        else revokedBeforeStart = true;
+      })
+    : () => {};
+  /** Lets go of everything the stream holds; true the first time. */
+  const letGo = () => {
+    if (closed) return false;
     closed = true;
     clearInterval(heartbeat);
     unsubscribe();
+    unwatch();
+    release();
     options.shutdown.removeEventListener('abort', end);
-    res.end();
+    return true;
   };
-  req.on('close', end);
+  function end() {
+    if (letGo()) res.end();
+  }
+  // The client leaving (its socket closing, or failing) ends the stream, as do shutdown and revocation.
+  res.once('close', end);
+  res.on('error', end);
   // A server shutting down ends its streams, or it would wait for them forever.
   options.shutdown.addEventListener('abort', end, { once: true });
+  // The client may have gone while the request was authenticated: its 'close' has already passed.
+  if (res.destroyed) end();
 
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
+  let startSeq: number;
+  try {
+    if (options.shutdown.aborted) throw errors.unavailable('the server is shutting down');
+    const lastEventId = req.get('last-event-id');
+    // Where the stream starts: after the client's last event, or (new stream, unknown id) now. Read
+    // after subscribing; the backlog query below then covers whatever commits in between.
+    const resumeFrom = lastEventId ? await sequenceOf(db, scope, lastEventId) : null;
+    startSeq = resumeFrom ?? (await latestSequence(db));
+    // Watching began before this check, so a revocation is seen here or announced to the watcher.
+    if (credential && (!(await credential.isActive()) || revokedBeforeStart)) throw credential.refusal();
+  } catch (err) {
+    // Nothing sent yet: the error handler answers.
+    if (letGo()) throw err;
+    return;
+  }
+  if (closed) return;
+
+  res.writeHead(200, STREAM_HEADERS);
   res.write(': connected\n\n');
+  heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatMs);
 
   for (let after = startSeq; !closed; ) {
     const page = await eventsAfter(db, scope, after, BACKLOG_PAGE);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { RevocationBus } from '../auth/revocation.js';
 import { ALL_SCOPES, type ApiPrincipal, type Mode, type Scope } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
@@ -35,10 +36,18 @@ export async function createApiKey(db: Knex, orgId: string, mode: Mode, scopes?:
   return { id: row.id, key, mode: row.mode, scopes: row.scopes, created_at: row.created_at.toISOString() };
 }
 
-export async function revokeApiKey(db: Knex, keyId: string): Promise<void> {
+export async function revokeApiKey(deps: { db: Knex; revocations: RevocationBus }, keyId: string): Promise<void> {
+  const { db } = deps;
   const key = await db<ApiKeyRow>('api_keys').where({ id: keyId }).first();
   if (!key) throw errors.notFound('API key');
   if (!key.revoked_at) await db('api_keys').where({ id: keyId }).update({ revoked_at: db.fn.now() });
+  // Committed: the streams still open with the key end now, not at their next request.
+  deps.revocations.announce(keyId);
+}
+
+/** Whether the key exists and is not revoked (streams re-check once they watch for revocation). */
+export async function isApiKeyActive(db: Knex, keyId: string): Promise<boolean> {
+  return (await db<ApiKeyRow>('api_keys').where({ id: keyId }).whereNull('revoked_at').first('id')) !== undefined;
 }
 
 /** The principal behind a presented key; looked up on every request so a revocation applies at once. */

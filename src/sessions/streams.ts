@@ -2,31 +2,49 @@
 // the customer's view of one session.
 import type { Request, Response } from 'express';
 import type { AppContext } from '../appContext.js';
-import type { Payer } from '../auth/principal.js';
+import { credentialIdOf, type ApiPrincipal } from '../auth/principal.js';
+import { errors } from '../errors.js';
 import { hashSecret } from '../ids.js';
-import { openEventStream } from '../realtime/sse.js';
+import { openEventStream, type StreamOptions } from '../realtime/sse.js';
+import { isApiKeyActive } from '../services/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
 import { customerAudioPath, type MessageOut } from './messages.js';
 import type { SessionRow } from './sessions.js';
 
-type StreamDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'shutdown'>;
+type StreamDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'shutdown' | 'revocations' | 'eventStreams'>;
 
 const everything = () => true;
 const asStored = (event: BusEvent) => event.payload;
 
-export function streamOrganizationEvents(app: StreamDeps, payer: Payer, req: Request, res: Response) {
+/** A stream opened with an API key: one of the key's streams, ended when the key is revoked. */
+function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<StreamOptions, 'holder' | 'credential'> {
+  const credentialId = credentialIdOf(principal);
+  const limit = app.config.connections.eventStreamsPerKey;
+  return {
+    holder: { slots: app.eventStreams, id: `credential:${credentialId}`, limit, refusal: () => errors.tooManyStreams('API key', limit) },
+    credential: {
+      id: credentialId,
+      revocations: app.revocations,
+      isActive: () => isApiKeyActive(app.db, principal.keyId),
+      refusal: errors.invalidApiKey,
+    },
+  };
+}
+
+export function streamOrganizationEvents(app: StreamDeps, principal: ApiPrincipal, req: Request, res: Response) {
   return openEventStream(req, res, {
     db: app.db,
     bus: app.events,
-    scope: { orgId: payer.orgId, mode: payer.mode },
+    scope: { orgId: principal.orgId, mode: principal.mode },
     accept: everything,
     present: asStored,
+    ...heldByKey(app, principal),
     heartbeatMs: app.config.sseHeartbeatMs,
     shutdown: app.shutdown,
   });
 }
 
-export function streamSessionEvents(app: StreamDeps, session: SessionRow, req: Request, res: Response) {
+export function streamSessionEvents(app: StreamDeps, principal: ApiPrincipal, session: SessionRow, req: Request, res: Response) {
   return openEventStream(req, res, {
     db: app.db,
     bus: app.events,
@@ -34,6 +52,7 @@ export function streamSessionEvents(app: StreamDeps, session: SessionRow, req: R
     accept: everything,
     present: asStored,
     endAfter: (event) => event.payload.type === 'session.deleted',
+    ...heldByKey(app, principal),
     heartbeatMs: app.config.sseHeartbeatMs,
     shutdown: app.shutdown,
   });
@@ -57,6 +76,7 @@ function forCustomer(event: BusEvent) {
 
 export function streamCustomerEvents(app: StreamDeps, session: SessionRow, key: string, req: Request, res: Response) {
   const keyHash = hashSecret(key);
+  const limit = app.config.connections.chatStreamsPerSession;
   return openEventStream(req, res, {
     db: app.db,
     bus: app.events,
@@ -72,6 +92,7 @@ export function streamCustomerEvents(app: StreamDeps, session: SessionRow, key: 
       const current = await app.db('sessions').where({ id: session.id }).first('customer_key_hash');
       return current?.customer_key_hash !== keyHash;
     },
+    holder: { slots: app.eventStreams, id: `chat:${session.id}`, limit, refusal: () => errors.tooManyStreams('chat session', limit) },
     heartbeatMs: app.config.sseHeartbeatMs,
     shutdown: app.shutdown,
   });

@@ -17,6 +17,17 @@ describe('loadConfig', () => {
       rateLimit: { requestsPerWindow: 600, windowMs: 60_000 },
       failedAttempts: { perWindow: 30, windowMs: 60_000 },
       trustProxyHops: 0,
+      connections: {
+        eventStreamsPerKey: 50,
+        chatStreamsPerSession: 10,
+        mediaSocketsPerSide: 10,
+        httpHeadersTimeoutMs: 20_000,
+        httpRequestTimeoutMs: 120_000,
+        httpKeepAliveTimeoutMs: 5_000,
+        httpIdleTimeoutMs: 30_000,
+        audioSocketUuidTimeoutMs: 10_000,
+        audioSocketIdleTimeoutMs: 15_000,
+      },
     });
     expect(config.engines.translation).toBeUndefined();
     expect(config.engines.openai.realtimeUrl).toBe('wss://api.openai.com/v1/realtime');
@@ -31,6 +42,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ DEEPL_API_KEY: 'k', LIBRETRANSLATE_URL: 'http://lt:5000' }).engines.translation).toBe('deepl');
     expect(loadConfig({ LIBRETRANSLATE_URL: 'http://lt:5000' }).engines.translation).toBe('libretranslate');
     expect(loadConfig({ OPENAI_API_KEY: 'k', TRANSLATION_ENGINE: 'deepl' }).engines.translation).toBe('deepl');
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS/,
+    );
   });
 
   it('reports every problem at once', () => {

@@ -34,8 +34,10 @@ export interface AudioSocketOptions {
   logger: Logger;
   /** Unknown line ids count per PBX address; an address over the limit is refused unchecked. */
   failedAttempts: FailedAttempts;
-  /** A connection must send its UUID within this time; default 10 s. */
-  uuidTimeoutMs?: number;
+  /** A connection must send its UUID within this time. */
+  uuidTimeoutMs: number;
+  /** A joined line that sends no message for this long is hung up (a PBX sends audio every 20 ms). */
+  idleTimeoutMs: number;
 }
 
 const PACE_TICK_MS = 10;
@@ -66,6 +68,7 @@ class AudioSocketLine implements LineEndpoint {
   private nextSendAt = 0;
   private lastPlayAt = 0;
   private readonly uuidTimer: NodeJS.Timeout;
+  private idleTimer: NodeJS.Timeout | null = null;
   framesSent = 0;
   framesDropped = 0;
 
@@ -75,6 +78,7 @@ class AudioSocketLine implements LineEndpoint {
     private readonly failedAttempts: FailedAttempts,
     private readonly log: Logger,
     uuidTimeoutMs: number,
+    private readonly idleTimeoutMs: number,
     private readonly onClosed: (line: AudioSocketLine) => void,
   ) {
     socket.setNoDelay(true);
@@ -98,6 +102,7 @@ class AudioSocketLine implements LineEndpoint {
 
   private receive(data: Buffer): void {
     if (this.state === 'closed') return;
+    this.idleTimer?.refresh();
     for (const message of this.reader.push(data)) {
       this.handle(message);
       if (this.isClosed) return;
@@ -158,6 +163,8 @@ class AudioSocketLine implements LineEndpoint {
       }
       this.session = result.session;
       this.state = 'active';
+      this.idleTimer = setTimeout(() => this.hangUpIdle(), this.idleTimeoutMs);
+      this.idleTimer.unref();
       this.log.info({ line: this.lineRef, call_id: result.session.callId, side: result.session.side }, 'audiosocket: line joined');
     } catch (err) {
       this.log.error({ err, line: this.lineRef }, 'audiosocket: could not open the line');
@@ -193,12 +200,19 @@ class AudioSocketLine implements LineEndpoint {
   }
 
   hangup(reason: string): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     if (this.state === 'closed') return;
     this.log.info({ line: this.lineRef, reason }, 'audiosocket: hanging up');
     this.state = 'closed';
     this.session = null;
     this.socket.end(hangupMessage());
     this.destroyLater();
+  }
+
+  /** A line that went quiet: the PBX is gone without saying so. Leaves the room, then hangs up. */
+  private hangUpIdle(): void {
+    this.session?.close();
+    this.hangup(`no message for ${this.idleTimeoutMs} ms`);
   }
 
   /** Sends what is due: one 320-byte frame per 20 ms of wall time, never an empty frame. */
@@ -241,6 +255,7 @@ class AudioSocketLine implements LineEndpoint {
 
   private closed(): void {
     clearTimeout(this.uuidTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.state = 'closed';
     this.session?.close();
     this.session = null;
@@ -273,10 +288,11 @@ export async function startAudioSocketServer(media: MediaPlane, options: AudioSo
 
   const server = net.createServer((socket) => {
     if (closing) {
+      socket.on('error', (err) => log.debug({ err }, 'audiosocket: connection error'));
       socket.end(errorMessage(LINE_ERROR.shuttingDown));
       return;
     }
-    const line = new AudioSocketLine(socket, media, options.failedAttempts, log, options.uuidTimeoutMs ?? 10_000, (closed) => {
+    const line = new AudioSocketLine(socket, media, options.failedAttempts, log, options.uuidTimeoutMs, options.idleTimeoutMs, (closed) => {
       totals.framesSent += closed.framesSent;
       totals.framesDropped += closed.framesDropped;
       lines.delete(closed);

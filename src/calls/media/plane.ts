@@ -1,16 +1,18 @@
 // The media plane: WebSocket stream and listen endpoints on the API's HTTP server, one room per open
 // call, lifecycle from call events on the bus, and the entry point phone lines (AudioSocket) join by.
 // Wire contract: ./protocol.ts.
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { Config } from '../../config.js';
 import { errors } from '../../errors.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
+import { serveAsPlainHttp } from '../../http/connections.js';
 import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
+import { ConnectionSlots } from '../../realtime/connectionSlots.js';
 import { isJoined, lineOf, markJoined, otherSide, type CallRow, type Side } from '../calls.js';
 import { isReady, parseChannelId, verifyMediaSecret } from '../join.js';
 import { LineConn, ListenConn, StreamConn, type LineEndpoint } from './connections.js';
@@ -39,9 +41,12 @@ export interface MediaPlaneOptions {
   listenerBufferCapBytes?: number;
   /** Ping interval; a socket that missed the previous ping is dropped. Default 30 s. */
   heartbeatMs?: number;
+  /** Open stream sockets, and open listen sockets, each side of a call may hold; default from config. */
+  socketsPerSide?: number;
 }
 
 export interface MediaDeps {
+  config: Pick<Config, 'connections'>;
   db: Knex;
   events: EventBus;
   logger: Logger;
@@ -59,6 +64,8 @@ export interface MediaStats {
   chunksSent: number;
   chunksDropped: number;
   refusals: Record<number, number>;
+  /** Stream and listen sockets open (in a room or not). */
+  sockets: number;
 }
 
 /** What a phone line gets once its UUID matched an open call's line. */
@@ -96,9 +103,11 @@ export class MediaPlane {
   private readonly rooms = new Map<string, CallRoom>();
   private readonly wss: WebSocketServer;
   private readonly sockets = new Set<StreamConn | ListenConn>();
+  /** Sockets per side of a call and kind, counted from admission until the socket closes. */
+  private readonly socketSlots = new ConnectionSlots();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly log: Logger;
-  private settings: RoomSettings & { heartbeatMs: number };
+  private settings: RoomSettings & { heartbeatMs: number; socketsPerSide: number };
   private readonly unsubscribe: () => void;
   private ticker: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
@@ -118,6 +127,7 @@ export class MediaPlane {
       billingIntervalMs: options.billingIntervalMs ?? 5_000,
       listenerBufferCapBytes: options.listenerBufferCapBytes ?? LISTENER_BUFFER_CAP_BYTES,
       heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
+      socketsPerSide: options.socketsPerSide ?? deps.config.connections.mediaSocketsPerSide,
     };
     this.wss = new WebSocketServer({
       noServer: true,
@@ -133,8 +143,9 @@ export class MediaPlane {
 
   /** Changes settings for rooms from now on (tests inject a fake interpreter and a fast billing clock). */
   configure(options: MediaPlaneOptions): void {
-    const { interpreterFactory, billingIntervalMs, listenerBufferCapBytes, heartbeatMs } = options;
+    const { interpreterFactory, billingIntervalMs, listenerBufferCapBytes, heartbeatMs, socketsPerSide } = options;
     if (interpreterFactory) this.settings.interpreterFactory = interpreterFactory;
+    if (socketsPerSide !== undefined) this.settings.socketsPerSide = socketsPerSide;
     if (billingIntervalMs !== undefined) this.settings.billingIntervalMs = billingIntervalMs;
     if (listenerBufferCapBytes !== undefined) this.settings.listenerBufferCapBytes = listenerBufferCapBytes;
     if (heartbeatMs !== undefined && heartbeatMs !== this.settings.heartbeatMs) {
@@ -149,15 +160,16 @@ export class MediaPlane {
    */
   attach(server: http.Server): void {
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      // Node let go of the socket, error handling included: a client that resets must not end the process.
+      socket.on('error', (err) => this.log.debug({ err }, 'media: upgrade socket error'));
       if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.handleUpgrade(req, socket, head);
-      else serveWithoutUpgrade(server, req, socket as net.Socket, head);
+      else serveAsPlainHttp(server, req, socket, head);
     });
   }
 
   // ---- upgrades --------------------------------------------------------------------------------
 
   handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', (err) => this.log.debug({ err }, 'media: upgrade socket error'));
     this.upgradeAddresses.set(socket, this.deps.failedAttempts.addressOf(req));
     const work = this.upgrade(req, socket, head).catch((err) => {
       this.log.error({ err }, 'media: upgrade failed');
@@ -186,12 +198,18 @@ export class MediaPlane {
     if (!verifyMediaSecret(call, side, kind, secret)) return this.refuse(socket, kind === 'stream' ? REFUSAL.badToken : REFUSAL.badUnlock);
     if (call.status !== 'open') return this.refuse(socket, REFUSAL.callEnded);
     if (!isReady(call)) return this.refuse(socket, REFUSAL.notReady);
+    // A slot of the side's sockets of this kind, held until the socket closes, whichever way it ends.
+    const releaseSlot = this.socketSlots.take(`${kind}:${call.id}:${side}`, this.settings.socketsPerSide);
+    if (!releaseSlot) return this.refuse(socket, REFUSAL.tooManySockets);
+    socket.once('close', releaseSlot);
+    if (socket.destroyed) return releaseSlot();
     // Opening its media puts a side in the call: one that hung up and reconnects is back (call.joined).
     await markJoined(this.deps, call, side);
     if (this.closing) return this.refuse(socket, REFUSAL.shuttingDown);
     if (socket.destroyed) return;
 
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', (err) => this.log.debug({ err }, 'media: socket error'));
       if (this.closing) {
         ws.close(CLOSE.shuttingDown.code, CLOSE.shuttingDown.reason);
         return;
@@ -301,7 +319,6 @@ export class MediaPlane {
     ws.on('pong', () => {
       conn.alive = true;
     });
-    ws.on('error', (err) => this.log.debug({ err }, 'media: socket error'));
     ws.once('close', () => {
       this.sockets.delete(conn);
       conn.detach();
@@ -396,7 +413,15 @@ export class MediaPlane {
   }
 
   stats(): MediaStats {
-    const stats: MediaStats = { rooms: this.rooms.size, streams: 0, listeners: 0, lines: 0, ...this.totals, refusals: { ...this.refusals } };
+    const stats: MediaStats = {
+      rooms: this.rooms.size,
+      streams: 0,
+      listeners: 0,
+      lines: 0,
+      ...this.totals,
+      refusals: { ...this.refusals },
+      sockets: this.sockets.size,
+    };
     for (const room of this.rooms.values()) {
       const roomStats = room.stats();
       stats.streams += roomStats.streams;
@@ -436,52 +461,6 @@ export class MediaPlane {
       await Promise.race([Promise.allSettled([...this.pending]), sleep(Math.max(0, deadline - Date.now()))]);
     }
   }
-}
-
-/**
- * Once an 'upgrade' listener exists, Node hands it every request carrying an Upgrade header, ends the
- * request stream and lets go of the socket. A request that wants another protocol (curl's h2c) is
- * served by the app as a plain HTTP/1.1 request: a fresh request object with the same head, fed the
- * body (by Content-Length) from the socket; the connection closes after the answer.
- */
-function serveWithoutUpgrade(server: http.Server, req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
-  if (req.headers['transfer-encoding']) {
-    const body = '{"detail":"chunked request bodies cannot be sent with an Upgrade header"}';
-    socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    return;
-  }
-  const fresh = new http.IncomingMessage(socket);
-  Object.assign(fresh, {
-    method: req.method,
-    url: req.url,
-    headers: req.headers,
-    rawHeaders: req.rawHeaders,
-    httpVersion: req.httpVersion,
-    httpVersionMajor: req.httpVersionMajor,
-    httpVersionMinor: req.httpVersionMinor,
-  });
-  let remaining = Number(req.headers['content-length'] ?? 0) || 0;
-  const feed = (data: Buffer) => {
-    const part = data.subarray(0, remaining);
-    remaining -= part.length;
-    if (part.length) fresh.push(part);
-    if (remaining <= 0) {
-      socket.off('data', feed);
-      // Complete, or the ended request would destroy the socket as if the client had aborted.
-      fresh.complete = true;
-      fresh.push(null);
-    }
-  };
-  if (remaining > 0) socket.on('data', feed);
-  feed(head);
-  const res = new http.ServerResponse(fresh);
-  res.shouldKeepAlive = false;
-  res.assignSocket(socket);
-  res.once('finish', () => {
-    res.detachSocket(socket);
-    socket.end();
-  });
-  server.emit('request', fresh, res);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

@@ -34,6 +34,8 @@
  *   409  the call has ended, or is not ready (the customer's language is not known yet)
  *   429  too many refused upgrades (401, 404) from this client address in the last minute
  *        (FAILED_ATTEMPTS_PER_MINUTE, default 30): refused unchecked, `Retry-After` says when to retry
+ *   429  the side already holds its limit of open sockets of this kind: MEDIA_SOCKETS_PER_SIDE (default
+ *        10) stream sockets and as many listen sockets per side of a call; close one first
  *   500  internal error (detail reveals nothing)
  *   503  the server is shutting down
  *   (An invalid WebSocket handshake, e.g. a missing Sec-WebSocket-Key, gets 400 from the WebSocket
@@ -114,6 +116,7 @@ export const REFUSAL = {
   unknownChannel: { status: 404, detail: 'channel not found' },
   callEnded: { status: 409, detail: 'the call has ended' },
   notReady: { status: 409, detail: "the call is not ready: the customer's language is not known yet" },
+  tooManySockets: { status: 429, detail: 'this side of the call already holds as many sockets of this kind as it may; close one before opening another' },
   internal: { status: 500, detail: 'internal error' },
   shuttingDown: { status: 503, detail: 'the server is shutting down' },
 } as const satisfies Record<string, { status: number; detail: string }>;

@@ -1,0 +1,127 @@
+// Event streams as held connections: HEAD answers at once, each holder has a limit, and revoking an
+// API key ends every stream opened with it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalRevocationBus } from '../../src/auth/revocation.js';
+import { backendName } from '../support/databases.js';
+import { openEventStream, type EventStreamClient } from '../support/sse.js';
+import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+import { waitUntil } from '../media/support.js';
+
+describe(`event streams as held connections (${backendName})`, () => {
+  let t: TestServer;
+  let orgId: string;
+  let key: string;
+  let keyId: string;
+  beforeAll(async () => {
+    t = await startTestServer({ EVENT_STREAMS_PER_KEY: '2', CHAT_STREAMS_PER_SESSION: '1' });
+    orgId = await t.createOrg({ name: 'Streaming Org' });
+    ({ key, id: keyId } = await t.createKey(orgId, 'test'));
+  });
+  afterAll(() => t?.stop());
+
+  const bearer = (apiKey: string) => ({ Authorization: `Bearer ${apiKey}` });
+  const post = (path: string, apiKey: string, body: unknown) =>
+    fetch(`${t.url}${path}`, { method: 'POST', headers: { ...bearer(apiKey), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  async function createSession(apiKey = key) {
+    const session = await (await post('/v1/sessions', apiKey, { agent_language: 'en' })).json();
+    return { id: session.id as string, chatKey: session.customer_url.split('#k=')[1] as string };
+  }
+  const streamsOf = (holder: string) => t.server.app.eventStreams.count(holder);
+  const closeAll = async (...streams: EventStreamClient[]) => {
+    for (const stream of streams) stream.close();
+    await waitUntil(() => t.server.app.eventStreams.count() === 0, 10_000, 'the streams to close');
+  };
+
+  it('answers HEAD on every event stream at once with what a GET would get, without opening a stream', async () => {
+    const { id, chatKey } = await createSession();
+    const head = (path: string, headers: Record<string, string> = {}) => fetch(`${t.url}${path}`, { method: 'HEAD', headers });
+    for (const [path, headers] of [
+      ['/v1/events', bearer(key)],
+      [`/v1/sessions/${id}/stream`, bearer(key)],
+      [`/chat/public/${id}/stream`, { 'X-Chat-Key': chatKey }],
+    ] as const) {
+      const res = await head(path, headers);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(res.headers.get('x-accel-buffering')).toBe('no');
+      expect(await res.text()).toBe('');
+    }
+    expect((await head('/v1/events')).status).toBe(401);
+    expect((await head(`/v1/sessions/${id}/stream`, { Authorization: 'Bearer spk_test_unknown0000000000000000000000' })).status).toBe(401);
+    expect((await head('/v1/sessions/ses_nope/stream', bearer(key))).status).toBe(404);
+    expect((await head(`/chat/public/${id}/stream`, { 'X-Chat-Key': 'chk_wrong' })).status).toBe(401);
+    const noEvents = (await t.createKey(orgId, 'test', ['sessions:read'])).key;
+    expect((await head('/v1/events', bearer(noEvents))).status).toBe(403);
+    expect(t.server.app.eventStreams.count()).toBe(0);
+  });
+
+  it('refuses an API key a stream beyond its limit with 429 and Retry-After; a closed one frees its place', async () => {
+    const { id } = await createSession();
+    const first = await openEventStream(`${t.url}/v1/events`, bearer(key));
+    const second = await openEventStream(`${t.url}/v1/sessions/${id}/stream`, bearer(key));
+    expect([first.status, second.status]).toEqual([200, 200]);
+
+    const third = await fetch(`${t.url}/v1/events`, { headers: bearer(key) });
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toBe('30');
+    expect(await third.json()).toEqual({
+      detail: 'too many open event streams for this API key (at most 2); close one before opening another',
+    });
+    // HEAD learns the same.
+    expect((await fetch(`${t.url}/v1/events`, { method: 'HEAD', headers: bearer(key) })).status).toBe(429);
+    // Another key of the organization has its own streams.
+    const other = await openEventStream(`${t.url}/v1/events`, bearer((await t.createKey(orgId, 'test')).key));
+    expect(other.status).toBe(200);
+
+    first.close();
+    await waitUntil(() => streamsOf(`credential:${keyId}`) === 1, 10_000, 'the closed stream to be let go');
+    const again = await openEventStream(`${t.url}/v1/events`, bearer(key));
+    expect(again.status).toBe(200);
+    await closeAll(second, other, again);
+  });
+
+  it("refuses a chat session's customer a stream beyond its limit", async () => {
+    const { id, chatKey } = await createSession();
+    const url = `${t.url}/chat/public/${id}/stream`;
+    const open = await openEventStream(url, { 'X-Chat-Key': chatKey });
+    expect(open.status).toBe(200);
+    const refused = await fetch(url, { headers: { 'X-Chat-Key': chatKey } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('30');
+    expect((await refused.json()).detail).toBe('too many open event streams for this chat session (at most 1); close one before opening another');
+    // Another session's customer is not affected.
+    const elsewhere = await createSession();
+    const otherStream = await openEventStream(`${t.url}/chat/public/${elsewhere.id}/stream`, { 'X-Chat-Key': elsewhere.chatKey });
+    expect(otherStream.status).toBe(200);
+    await closeAll(open, otherStream);
+  });
+
+  it("ends every stream of a revoked key at once, and only that key's", async () => {
+    const doomed = await t.createKey(orgId, 'test');
+    const kept = await t.createKey(orgId, 'test');
+    const { id } = await createSession(kept.key);
+    const doomedOrg = await openEventStream(`${t.url}/v1/events`, bearer(doomed.key));
+    const doomedSession = await openEventStream(`${t.url}/v1/sessions/${id}/stream`, bearer(doomed.key));
+    const keptOrg = await openEventStream(`${t.url}/v1/events`, bearer(kept.key));
+    expect([doomedOrg.status, doomedSession.status, keptOrg.status]).toEqual([200, 200, 200]);
+    // Streams deliver before the revocation.
+    await post(`/v1/sessions/${id}/messages`, kept.key, { sender: 'agent', text: 'before' });
+    for (const stream of [doomedOrg, doomedSession, keptOrg]) await stream.waitFor((event) => event.data.data?.text === 'before');
+
+    const revoked = await fetch(`${t.url}/admin/keys/${doomed.id}`, { method: 'DELETE', headers: bearer(TEST_ADMIN_TOKEN) });
+    expect(revoked.status).toBe(204);
+    await doomedOrg.ended;
+    await doomedSession.ended;
+    const delivered = [doomedOrg.events.length, doomedSession.events.length];
+
+    // Nothing more reaches them; the other key's stream goes on.
+    await post(`/v1/sessions/${id}/messages`, kept.key, { sender: 'agent', text: 'after' });
+    await keptOrg.waitFor((event) => event.data.data?.text === 'after');
+    expect([doomedOrg.events.length, doomedSession.events.length]).toEqual(delivered);
+    expect((await fetch(`${t.url}/v1/events`, { headers: bearer(doomed.key) })).status).toBe(401);
+    expect(streamsOf(`credential:${doomed.id}`)).toBe(0);
+    // Only the kept stream still watches for a revocation.
+    expect((t.server.app.revocations as LocalRevocationBus).watcherCount()).toBe(1);
+    await closeAll(keptOrg);
+  });
+});
