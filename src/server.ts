@@ -43,6 +43,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: options.memoryDatabase,
+    timeouts: config.databaseTimeouts,
+    logger,
   });
   try {
     await migrateToLatest(database.knex);

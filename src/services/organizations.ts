@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import { newId } from '../ids.js';
-import { fromMicros, fromNullableMicros, toMicros } from '../money.js';
+import { MAX_BALANCE, fromMicros, fromNullableMicros, toMicros } from '../money.js';
 import { recordLedgerEntry } from './ledger.js';
 
 export interface OrganizationRow {
@@ -95,6 +95,11 @@ export async function creditOrganization(db: Knex, orgId: string, amount: number
     if (!org) throw errors.notFound('organization');
     if (org.balance_micros === null) {
       throw errors.conflict('the organization is invoiced and has no prepaid balance to credit');
+    }
+    if (Math.abs(org.balance_micros + toMicros(amount)) > toMicros(MAX_BALANCE)) {
+      throw errors.invalid([
+        { loc: ['body', 'amount'], msg: `the balance must stay within ±${MAX_BALANCE}`, type: 'out_of_range' },
+      ]);
     }
     await recordLedgerEntry(trx, {
       orgId,

@@ -23,7 +23,12 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  /** The address the server is given for its fresh PostgreSQL database (e.g. through a proxy). */
+  databaseUrl?: (url: string) => string;
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-test-'));
   const config = loadConfig({
@@ -34,7 +39,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     VALIDATE_RESPONSES: 'true',
     // Test servers run side by side: each takes a free AudioSocket port.
     AUDIOSOCKET_PORT: '0',
-    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    ...(database.databaseUrl ? { DATABASE_URL: options.databaseUrl?.(database.databaseUrl) ?? database.databaseUrl } : {}),
     ...env,
   });
   const server = await startServer(config, {

@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       dataDir: './data',
       audioSocketPort: 9092,
       rateLimit: { requestsPerWindow: 600, windowMs: 60_000 },
+      databaseTimeouts: { statementMs: 10_000, connectMs: 5_000, acquireMs: 10_000 },
     });
     expect(config.engines.translation).toBeUndefined();
     expect(config.engines.openai.realtimeUrl).toBe('wss://api.openai.com/v1/realtime');
@@ -26,6 +27,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ DEEPL_API_KEY: 'k', LIBRETRANSLATE_URL: 'http://lt:5000' }).engines.translation).toBe('deepl');
     expect(loadConfig({ LIBRETRANSLATE_URL: 'http://lt:5000' }).engines.translation).toBe('libretranslate');
     expect(loadConfig({ OPENAI_API_KEY: 'k', TRANSLATION_ENGINE: 'deepl' }).engines.translation).toBe('deepl');
+  });
+
+  it('reads the database timeouts and refuses nonsense', () => {
+    const config = loadConfig({ DB_STATEMENT_TIMEOUT_MS: '500', DB_CONNECT_TIMEOUT_MS: '300', DB_ACQUIRE_TIMEOUT_MS: '700' });
+    expect(config.databaseTimeouts).toEqual({ statementMs: 500, connectMs: 300, acquireMs: 700 });
+    expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DB_STATEMENT_TIMEOUT_MS must be a whole number from 100/);
   });
 
   it('reports every problem at once', () => {
