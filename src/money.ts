@@ -3,6 +3,3 @@
 export const toMicros = (amount: number): number => Math.round(amount * 1_000_000);
 export const fromMicros = (micros: number): number => micros / 1_000_000;
 export const fromNullableMicros = (micros: number | null): number | null => (micros === null ? null : fromMicros(micros));
-
-/** Balances and admin amounts stay within ±this many units, so their micro-units remain exact JS integers. */
-export const MAX_BALANCE = 1_000_000_000;

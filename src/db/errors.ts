@@ -42,9 +42,19 @@ function unavailability(err: DriverError, code: string): string | undefined {
   return undefined;
 }
 
+/** The balance range of migration 20261123000100_balance_range, in currency units. */
+export const MAX_BALANCE = 1_000_000_000;
+
+// Check constraints whose violation a client can cause, and what to tell them.
+const CONSTRAINTS: Record<string, () => ApiError> = {
+  organizations_balance_range: () =>
+    errors.invalid([{ loc: ['body', 'amount'], msg: `the balance must stay within ±${MAX_BALANCE}`, type: 'out_of_range' }]),
+};
+
 /** What a refused value means for the client (SQLSTATE classes 22, 23 and 54). */
-function refusedValue(code: string): ApiError | undefined {
+function refusedValue(code: string, constraint: unknown): ApiError | undefined {
   const unstorable = (msg: string, type: string) => errors.invalid([{ loc: [], msg, type }]);
+  if (code === '23514' && typeof constraint === 'string' && CONSTRAINTS[constraint]) return CONSTRAINTS[constraint]();
   switch (code) {
     case '22001':
       return unstorable('a text is longer than can be stored', 'too_long');
@@ -81,5 +91,5 @@ export function fromDatabaseError(err: unknown): ApiError | undefined {
   const reason = unavailability(err as DriverError, codeOf(err));
   if (reason) return errors.databaseUnavailable(reason, DATABASE_RETRY_AFTER_SECONDS);
   const sqlState = sqlStateOf(err);
-  return sqlState ? refusedValue(sqlState) : undefined;
+  return sqlState ? refusedValue(sqlState, (err as { constraint?: unknown }).constraint) : undefined;
 }

@@ -82,8 +82,8 @@ export function errorHandler(): ErrorRequestHandler {
     if (apiError.status >= 500 && apiError.status !== 501 && apiError.status !== 502) {
       req.log.error({ err, requestId: req.requestId }, 'request failed');
     } else if (apiError.status < 500 && sqlStateOf(err)) {
-      // The safety net caught it: an input check is missing for what the database refused.
-      req.log.warn({ err, requestId: req.requestId }, 'the database refused a value that no input check caught');
+      // The database's own checks answered: worth a look, as an input check may be missing.
+      req.log.warn({ err, requestId: req.requestId }, 'the database refused a value');
     }
     if (res.headersSent) {
       res.end();

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import { newId } from '../ids.js';
-import { MAX_BALANCE, fromMicros, fromNullableMicros, toMicros } from '../money.js';
+import { fromMicros, fromNullableMicros, toMicros } from '../money.js';
 import { recordLedgerEntry } from './ledger.js';
 
 export interface OrganizationRow {
@@ -96,11 +96,6 @@ export async function creditOrganization(db: Knex, orgId: string, amount: number
     if (org.balance_micros === null) {
       throw errors.conflict('the organization is invoiced and has no prepaid balance to credit');
     }
-    if (Math.abs(org.balance_micros + toMicros(amount)) > toMicros(MAX_BALANCE)) {
-      throw errors.invalid([
-        { loc: ['body', 'amount'], msg: `the balance must stay within ±${MAX_BALANCE}`, type: 'out_of_range' },
-      ]);
-    }
     await recordLedgerEntry(trx, {
       orgId,
       mode: 'live',
@@ -121,8 +116,11 @@ export interface TelephonyConnector {
 
 export async function setTelephonyConnector(db: Knex, orgId: string, connector: TelephonyConnector) {
   await getOrganization(db, orgId);
+  // Only the documented fields: request bodies may carry unknown ones (ignored), and the organization
+  // comes from the path alone, never from the body.
+  const { account_sid, auth_token, from_number } = connector;
   await db('telephony_connectors')
-    .insert({ org_id: orgId, ...connector, updated_at: db.fn.now() })
+    .insert({ org_id: orgId, account_sid, auth_token, from_number, updated_at: db.fn.now() })
     .onConflict('org_id')
     .merge();
   return { org_id: orgId, account_sid: connector.account_sid, from_number: connector.from_number, configured: true };
