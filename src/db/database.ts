@@ -5,8 +5,8 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import createKnex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
 import pg from 'pg';
-import type { DatabaseTimeouts } from '../config.js';
 import type { Logger } from 'pino';
+import type { DatabaseTimeouts } from '../config.js';
 import { lockDataDir } from './dataDirLock.js';
 
 export interface Database {
