@@ -8,6 +8,8 @@ export interface Config {
   host: string;
   publicBaseUrl: string;
   databaseUrl: string | undefined;
+  /** How long the database may take before a request gets 503 with Retry-After instead of waiting. */
+  databaseTimeouts: DatabaseTimeouts;
   dataDir: string;
   adminToken: string | undefined;
   redisUrl: string | undefined;
@@ -69,6 +71,15 @@ export interface ConnectionLimits {
   audioSocketUuidTimeoutMs: number;
   /** A joined phone line that sends no message for this long is hung up. */
   audioSocketIdleTimeoutMs: number;
+}
+
+export interface DatabaseTimeouts {
+  /** PostgreSQL's statement_timeout: a statement running longer is cancelled (PGlite has none). */
+  statementMs: number;
+  /** Opening a connection to PostgreSQL. */
+  connectMs: number;
+  /** Waiting for a free connection from the pool (PGlite's single connection included). */
+  acquireMs: number;
 }
 
 export class ConfigError extends Error {
@@ -188,6 +199,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: text('HOST') ?? '0.0.0.0',
     publicBaseUrl,
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseTimeouts: {
+      statementMs: integer('DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 3_600_000),
+      connectMs: integer('DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+      acquireMs: integer('DB_ACQUIRE_TIMEOUT_MS', 10_000, 100, 600_000),
+    },
     dataDir: text('DATA_DIR') ?? './data',
     adminToken,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),

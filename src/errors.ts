@@ -6,6 +6,19 @@ export interface ValidationIssue {
   type: string;
 }
 
+/** A 422 lists this many problems at most, then one `too_many_errors` item saying how many more there were. */
+export const MAX_LISTED_ISSUES = 100;
+
+/** The first problems, and a count of the rest: a client fixes a request from the top, and a huge list helps nobody. */
+function listed(issues: ValidationIssue[]): ValidationIssue[] {
+  if (issues.length <= MAX_LISTED_ISSUES) return issues;
+  const more = issues.length - MAX_LISTED_ISSUES;
+  return [
+    ...issues.slice(0, MAX_LISTED_ISSUES),
+    { loc: [], msg: `${more} more problem${more === 1 ? '' : 's'} not listed; fix these and send again`, type: 'too_many_errors' },
+  ];
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -43,7 +56,7 @@ export const errors = {
     }),
   conflict: (detail: string) => new ApiError(409, detail),
   payloadTooLarge: (detail: string) => new ApiError(413, detail),
-  invalid: (issues: ValidationIssue[]) => new ApiError(422, issues),
+  invalid: (issues: ValidationIssue[]) => new ApiError(422, listed(issues)),
   rateLimited: (limit: number, retryAfterSeconds: number) =>
     new ApiError(429, `rate limit of ${limit} requests per minute exceeded; retry after ${retryAfterSeconds} seconds`, {
       'Retry-After': String(retryAfterSeconds),
@@ -65,4 +78,8 @@ export const errors = {
   notImplemented: (operationId: string) => new ApiError(501, `${operationId} is not implemented yet`),
   upstream: (detail: string) => new ApiError(502, detail),
   unavailable: (detail: string) => new ApiError(503, detail),
+  databaseUnavailable: (reason: string, retryAfterSeconds: number) =>
+    new ApiError(503, `the database is unavailable or too slow (${reason}); retry after ${retryAfterSeconds} seconds`, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
 };

@@ -61,6 +61,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: options.memoryDatabase,
+    timeouts: config.databaseTimeouts,
+    logger,
   });
   let instance: RunningInstance | undefined;
   try {

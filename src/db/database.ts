@@ -5,6 +5,8 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import createKnex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
 import pg from 'pg';
+import type { Logger } from 'pino';
+import type { DatabaseTimeouts } from '../config.js';
 import { lockDataDir } from './dataDirLock.js';
 
 export interface Database {
@@ -20,12 +22,42 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** PGlite in memory (tests): nothing on disk, so no lock either. */
   memory?: boolean;
+  /** Without them, the drivers' own (which wait a minute or for ever). */
+  timeouts?: DatabaseTimeouts;
+  /** Where knex's warnings go (a lost connection, a failed acquire); without it, the console. */
+  logger?: Logger;
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
-  return opts.memory ? openPglite(undefined) : openPgliteOnDisk(opts.dataDir);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts);
+  return opts.memory ? openPglite(undefined, opts) : openPgliteOnDisk(opts.dataDir, opts);
 }
+
+type Settings = Pick<OpenDatabaseOptions, 'timeouts' | 'logger'>;
+
+const logEntry = (message: unknown) => (message instanceof Error ? { err: message } : { database: message });
+
+const knexLog = (logger: Logger | undefined): Knex.Logger | undefined =>
+  logger && {
+    warn: (message) => logger.warn(logEntry(message), 'database warning'),
+    error: (message) => logger.error(logEntry(message), 'database error'),
+    debug: (message) => logger.debug(logEntry(message), 'database debug'),
+    deprecate: (method, alternative) => logger.warn(`knex: ${method} is deprecated, use ${alternative}`),
+  };
+
+/**
+ * A statement that PostgreSQL itself does not answer (a stalled server, a paused network) is given up
+ * on this long after the statement timeout would have cancelled it on a server that does answer.
+ */
+const READ_TIMEOUT_GRACE_MS = 1_000;
+
+/** pg's settings for the timeouts: the server cancels slow statements, the client gives up on silent ones. */
+const pgTimeouts = (timeouts: DatabaseTimeouts | undefined) =>
+  timeouts && {
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.statementMs + READ_TIMEOUT_GRACE_MS,
+    connectionTimeoutMillis: timeouts.connectMs,
+  };
 
 type Parser = (value: string) => unknown;
 
@@ -97,21 +129,29 @@ function parserForPg(oid: number): Parser | undefined {
   return (value) => pgliteTypes.arrayParser(value, parseElement, oid);
 }
 
-async function openPostgres(databaseUrl: string): Promise<Database> {
+async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings): Promise<Database> {
   const knex = createKnex({
+    log: knexLog(logger),
     client: 'pg',
-    connection: { connectionString: databaseUrl, types: pgTypes },
-    pool: { min: 0, max: 10 },
+    connection: { connectionString: databaseUrl, types: pgTypes, keepAlive: true, ...pgTimeouts(timeouts) },
+    pool: {
+      min: 0,
+      max: 10,
+      // A connection whose statement the client gave up on (query_timeout) still waits for its answer:
+      // it is not reused but replaced, so one stalled socket does not keep failing requests.
+      validate: (connection: pg.Client & { readyForQuery?: boolean }) => connection.readyForQuery !== false,
+    },
+    acquireConnectionTimeout: timeouts?.acquireMs,
   });
   return { knex, kind: 'postgres', close: () => knex.destroy() };
 }
 
-async function openPgliteOnDisk(dataDir: string): Promise<Database> {
+async function openPgliteOnDisk(dataDir: string, settings: Settings): Promise<Database> {
   const release = await lockDataDir(dataDir);
   try {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(pgdata, { recursive: true });
-    const database = await openPglite(pgdata);
+    const database = await openPglite(pgdata, settings);
     return { ...database, close: () => closeThen(database, release) };
   } catch (error) {
     await release();
@@ -127,7 +167,7 @@ async function closeThen(database: Database, release: () => Promise<void>): Prom
   }
 }
 
-async function openPglite(pgdata: string | undefined): Promise<Database> {
+async function openPglite(pgdata: string | undefined, { timeouts, logger }: Settings): Promise<Database> {
   const pglite = new PGlite({ dataDir: pgdata, parsers, serializers: pgliteSerializers });
   try {
     await pglite.waitReady; // surfaces a broken data directory here, not at the first query
@@ -137,7 +177,11 @@ async function openPglite(pgdata: string | undefined): Promise<Database> {
   }
   const knex = createKnex({
     client: ClientPGLite,
+    log: knexLog(logger),
     connection: () => ({ pglite }) as Knex.StaticConnectionConfig,
+    // PGlite runs one statement at a time in this process and has no statement timeout: what applies is
+    // how long a request waits for its single connection.
+    acquireConnectionTimeout: timeouts?.acquireMs,
   });
   const close = async () => {
     await knex.destroy(); // closes PGlite too, if knex ever opened its connection

@@ -7,6 +7,9 @@ import type { OperationEntry } from './handler.js';
 
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 
+/** One file per upload, and a few short fields beside it (sender, author_name). */
+const UPLOAD_LIMITS = { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fieldNameSize: 100 };
+
 /**
  * The contract's request validator (every problem at once) and, when configured, its response
  * validator: a handler answering outside the contract then fails with a 500, which tests catch.
@@ -20,7 +23,7 @@ export function contractValidator(app: AppContext): RequestHandler[] {
     validateSecurity: false,
     validateFormats: true,
     ignoreUndocumented: true,
-    fileUploader: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } },
+    fileUploader: { limits: UPLOAD_LIMITS },
   }) as RequestHandler[];
 }
 
@@ -88,13 +91,16 @@ export function isValidatorError(err: unknown): err is ValidatorError {
   );
 }
 
-/** `/body/text/3` or `.body.text[3]` -> ['body', 'text', 3]. */
+// The validator names the request's parts as Express does; the contract's `loc` names them as HTTP does.
+const PART_NAMES: Record<string, string> = { params: 'path', headers: 'header' };
+
+/** `/body/text/3` or `.body.text[3]` -> ['body', 'text', 3]; `/params/message_id` -> ['path', 'message_id']. */
 export function locationOf(path: string): Array<string | number> {
   return path
     .replace(/\[(\d+)\]/g, '.$1')
     .split(/[./]/)
     .filter(Boolean)
-    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+    .map((part, index) => (index === 0 ? (PART_NAMES[part] ?? part) : /^\d+$/.test(part) ? Number(part) : part));
 }
 
 /** `required.openapi.validation` -> `required`. */
@@ -117,26 +123,40 @@ const isAlternatives = (issue: ValidationIssue) => issue.type === 'anyOf' || iss
  * A value that matches none of its alternatives fails each one, and the validator reports them all
  * (`must be string`, `must be number`, ..., `must match a schema in anyOf`). The client gets, where
  * the first of them stood: the broken rules inside or on the value when it had a right type, or else
- * one issue naming the types it may have.
+ * one issue naming the types it may have. One pass to group the issues by place, one to answer: a
+ * body with thousands of bad values costs thousands of steps, not millions.
  */
 function oneIssuePerAlternatives(issues: ValidationIssue[]): ValidationIssue[] {
-  const alternatives = new Set(issues.filter(isAlternatives).map((issue) => placeOf(issue.loc)));
+  const atPlace = new Map<string, ValidationIssue[]>();
+  const alternatives = new Set<string>();
+  for (const issue of issues) {
+    const place = placeOf(issue.loc);
+    const here = atPlace.get(place);
+    if (here) here.push(issue);
+    else atPlace.set(place, [issue]);
+    if (isAlternatives(issue)) alternatives.add(place);
+  }
   if (!alternatives.size) return issues;
+  // Places of alternatives with a problem inside the value (an array item, a property): its type was right.
+  const withInnerProblem = new Set<string>();
+  for (const issue of issues) {
+    for (let depth = 1; depth < issue.loc.length; depth++) {
+      const enclosing = placeOf(issue.loc.slice(0, depth));
+      if (alternatives.has(enclosing)) withInnerProblem.add(enclosing);
+    }
+  }
   const settled = new Set<string>();
   return issues.flatMap((issue) => {
     const place = placeOf(issue.loc);
     if (!alternatives.has(place)) return [issue];
     if (settled.has(place)) return [];
     settled.add(place);
-    return issuesOfAlternatives(issue.loc, issues);
+    return withInnerProblem.has(place) ? [] : issuesOfAlternatives(issue.loc, atPlace.get(place)!);
   });
 }
 
-function issuesOfAlternatives(loc: ValidationIssue['loc'], issues: ValidationIssue[]): ValidationIssue[] {
-  const place = placeOf(loc);
-  // A problem inside the value (an array item, a property) means its type was right: that one is reported.
-  if (issues.some((other) => other.loc.length > loc.length && placeOf(other.loc.slice(0, loc.length)) === place)) return [];
-  const here = issues.filter((other) => placeOf(other.loc) === place);
+/** The issues reported for a value of alternatives, from every issue found at its place. */
+function issuesOfAlternatives(loc: ValidationIssue['loc'], here: ValidationIssue[]): ValidationIssue[] {
   const broken = here.filter((other) => other.type !== 'type' && !isAlternatives(other));
   if (broken.length) return broken;
   const types = here.filter((other) => other.type === 'type').map((other) => other.msg.replace(/^must be /, ''));
@@ -145,13 +165,31 @@ function issuesOfAlternatives(loc: ValidationIssue['loc'], issues: ValidationIss
   return [{ loc, msg: `must be ${list}`, type: 'type' }];
 }
 
+/**
+ * An upload the multipart parser could not read (truncated, wrong boundary, a field over its limit): the
+ * validator passes multer's and busboy's errors on as its own, without a rule's code.
+ */
+const isBrokenUpload = (err: ValidatorError, req: { headers: Record<string, unknown> }) =>
+  String(req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/') &&
+  (err.errors ?? []).every((item) => item.errorCode === undefined);
+
 /** The validator's own statuses, mapped to the catalogue (its 400 is our 422). */
-export function fromValidatorError(err: ValidatorError, method: string, path: string) {
+export function fromValidatorError(err: ValidatorError, req: { method: string; path: string; headers: Record<string, unknown> }) {
+  if (isBrokenUpload(err, req)) {
+    if (err.status === 413) {
+      return errors.payloadTooLarge(
+        err.message === 'File too large'
+          ? `the upload is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`
+          : `the upload has too many files or parts (${err.message}): send one file`,
+      );
+    }
+    return errors.invalid([{ loc: ['body'], msg: `the multipart body cannot be read: ${err.message}`, type: 'multipart_invalid' }]);
+  }
   switch (err.status) {
     case 400:
       return errors.invalid(issuesFrom(err));
     case 404:
-      return errors.routeNotFound(method, path);
+      return errors.routeNotFound(req.method, req.path);
     case 415:
       return errors.invalid([{ loc: ['header', 'Content-Type'], msg: err.message, type: 'unsupported_media_type' }]);
     case 413:

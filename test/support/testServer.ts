@@ -30,6 +30,8 @@ export interface TestServerOptions {
   logLevel?: string;
   /** Where log lines go (default stdout); the server's own logger writes them, secrets scrubbed. */
   logDestination?: DestinationStream;
+  /** The address the server is given for its fresh PostgreSQL database (e.g. through a proxy). */
+  databaseUrl?: (url: string) => string;
 }
 
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -43,7 +45,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     VALIDATE_RESPONSES: 'true',
     // Test servers run side by side: each takes a free AudioSocket port.
     AUDIOSOCKET_PORT: '0',
-    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    ...(database.databaseUrl ? { DATABASE_URL: options.databaseUrl?.(database.databaseUrl) ?? database.databaseUrl } : {}),
     ...env,
   });
   const server = await startServer(config, {

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
         audioSocketUuidTimeoutMs: 10_000,
         audioSocketIdleTimeoutMs: 15_000,
       },
+      databaseTimeouts: { statementMs: 10_000, connectMs: 5_000, acquireMs: 10_000 },
     });
     expect(config.engines.translation).toBeUndefined();
     expect(config.engines.openai.realtimeUrl).toBe('wss://api.openai.com/v1/realtime');
@@ -48,6 +49,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
       /HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS/,
     );
+  });
+
+  it('reads the database timeouts and refuses nonsense', () => {
+    const config = loadConfig({ DB_STATEMENT_TIMEOUT_MS: '500', DB_CONNECT_TIMEOUT_MS: '300', DB_ACQUIRE_TIMEOUT_MS: '700' });
+    expect(config.databaseTimeouts).toEqual({ statementMs: 500, connectMs: 300, acquireMs: 700 });
+    expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DB_STATEMENT_TIMEOUT_MS must be a whole number from 100/);
   });
 
   it('reports every problem at once', () => {

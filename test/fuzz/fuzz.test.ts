@@ -1,0 +1,27 @@
+// A short seeded pass of `npm run fuzz` (fuzz/): a real server process on a fresh database of the suite's
+// backend, every operation of the contract bent in hostile ways, then hostile connections. Any 5xx the
+// contract does not document, any request left unanswered or a server that does not stay up fails it.
+import { describe, expect, it } from 'vitest';
+import { formatReport, passed, runFuzz } from '../../fuzz/fuzzer.js';
+import { backendName } from '../support/databases.js';
+
+// FUZZ_CONNECTIONS=0 leaves the hostile connections out, for a branch that does not yet survive them.
+const CONNECTIONS = Number(process.env.FUZZ_CONNECTIONS ?? 80);
+
+describe(`fuzz (${backendName})`, () => {
+  it('finds no 5xx, no unanswered request and no crash in a seeded pass', async () => {
+    const report = await runFuzz({
+      seed: 20261123,
+      requests: 400,
+      connections: CONNECTIONS,
+      postgresUrl: process.env.TEST_DATABASE_URL,
+      validateResponses: true,
+    });
+    const summary = formatReport(report);
+    expect(report.requestsSent, summary).toBe(400);
+    expect(report.connectionsSent, summary).toBe(CONNECTIONS);
+    // Every operation of the contract was reached with its credentials at least once.
+    expect(report.statusClasses['2xx'], summary).toBeGreaterThan(50);
+    expect(passed(report), summary).toBe(true);
+  }, 60_000);
+});
