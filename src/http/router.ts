@@ -12,7 +12,7 @@ import {
 } from './authenticate.js';
 import type { OperationEntry } from './handler.js';
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
-import { storableInput } from './storableInput.js';
+import { storableInput, storablePath } from './storableInput.js';
 import { contractValidator, documentedBody } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
@@ -33,7 +33,7 @@ export function operationsRouter(app: AppContext): express.Router {
 
   for (const op of operationTable) {
     const body = documentedBody(op);
-    router[op.method](op.expressPath, ...guards[op.auth](op), ...(body ? [body] : []), ...validate, storableInput(op), invoke(app, op));
+    router[op.method](op.expressPath, storablePath, ...guards[op.auth](op), ...(body ? [body] : []), ...validate, storableInput(op), invoke(app, op));
   }
   router.use(unmatched());
   return router;

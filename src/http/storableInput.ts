@@ -78,8 +78,17 @@ function resolved(node: Record<string, any>): Record<string, any> {
 }
 
 /**
- * Refuses a request with an unstorable string or a too deeply nested structure in its path parameters,
- * the query parameters the operation declares (others are ignored, as they are everywhere) or its body.
+ * Path parameters name what a request is about, and the guards look them up (a call key's call) before
+ * anything else is checked: a path that cannot be stored names nothing, so it is refused first.
+ */
+export const storablePath: RequestHandler = (req, _res, next) => {
+  const issues = unstorableParts([['path', req.params]]);
+  next(issues.length ? errors.invalid(issues) : undefined);
+};
+
+/**
+ * Refuses a request with an unstorable string or a too deeply nested structure in the query parameters
+ * the operation declares (others are ignored, as they are everywhere) or its body.
  */
 export function storableInput(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler {
   const parameters: Array<Record<string, any>> = contract.paths[op.path]?.[op.method]?.parameters ?? [];
@@ -87,7 +96,6 @@ export function storableInput(op: Pick<OperationEntry, 'method' | 'path'>): Requ
   return (req, _res, next) => {
     const query = Object.entries(req.query ?? {}).filter(([name]) => declaredQuery.has(name));
     const issues = unstorableParts([
-      ['path', req.params],
       ['query', Object.fromEntries(query)],
       ['body', req.body],
     ]);
