@@ -51,11 +51,17 @@ export interface FuzzReport {
   stdout: string;
 }
 
+/**
+ * Operations still to be built (OAuth, the Twilio leg of dial) answer 501 until their issue lands; a 501
+ * anywhere else is a failure. Remove an entry when its operation is built.
+ */
+const NOT_BUILT_YET = /"(createOAuthToken|revokeOAuthToken|dialCall \(the telephony leg\)) is not implemented yet"/;
+
 /** A 5xx the contract documents when no engine is configured, or for an operation not built yet. */
 function documentedServerError(outcome: Outcome): string | undefined {
   if (outcome.kind !== 'answer') return undefined;
   if (outcome.status === 502 && /no \w+ engine is configured for live mode/.test(outcome.detail)) return '502 no engine configured';
-  if (outcome.status === 501 && /is not implemented yet/.test(outcome.detail)) return '501 not implemented yet';
+  if (outcome.status === 501 && NOT_BUILT_YET.test(outcome.detail)) return '501 not built yet';
   return undefined;
 }
 
