@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { LocalRevocationBus } from './auth/revocation.js';
-import { startAudioSocketServer } from './calls/audiosocket/server.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
+import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
+import { attachWebSockets } from './calls/media/transports/websocket/server.js';
 import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -103,7 +104,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       interpreterFactory: createInterpreterFactory(config.engines, logger),
       ...options.media,
     });
-    media.attach(httpServer);
+    attachWebSockets(httpServer, media, {
+      events: app.events,
+      failedAttempts: app.failedAttempts,
+      socketsPerSide: config.connections.mediaSocketsPerSide,
+    });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
       httpServer.listen(config.port, config.host, resolve);
@@ -140,7 +145,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ),
       eventStreams: app.eventStreams.count(),
       mediaSockets: media.stats().sockets,
-      audioSocketConnections: audioSocket.stats().lines,
+      audioSocketConnections: media.stats().audioSocketConnections,
     });
     return { app, url, port, banner, media, audioSocketPort: audioSocket.port, connectionStats, stop };
   } catch (err) {

@@ -5,14 +5,15 @@ import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { withEvents } from '../events/log.js';
-import type { Metadata, NewEvent } from '../events/types.js';
+import type { CallSignal, Metadata, NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { fundedPayer } from '../money/index.js';
 import { DEFAULT_AGENT_NAME } from '../sessions/sessions.js';
 import { findOwned, listOwned } from '../services/owned.js';
 
-export type Side = 'agent' | 'customer';
-export const otherSide = (side: Side): Side => (side === 'agent' ? 'customer' : 'agent');
+import { otherSide, type Side } from './side.js';
+
+export { otherSide, type Side };
 
 export interface CallRow {
   id: string;
@@ -74,14 +75,18 @@ export function presentCall(row: CallRow): CallOut {
   };
 }
 
-export const callEvent = (row: CallRow, type: string, data: unknown = presentCall(row)): NewEvent => ({
+export const callEvent = (row: CallRow, type: string, data: unknown = presentCall(row), signal?: CallSignal): NewEvent => ({
   orgId: row.org_id,
   mode: row.mode,
   type,
   metadata: row.metadata,
   data,
   callId: row.id,
+  signal,
 });
+
+/** The call's languages as the media plane needs them. */
+const languagesOf = (row: CallRow) => ({ agent: row.agent_language, customer: row.customer_language });
 
 /** The link that opens a side: its key travels in the fragment, which browsers never send. */
 export const sideUrl = (publicBaseUrl: string, callId: string, key: string) => `${publicBaseUrl}/call/${callId}#k=${key}`;
@@ -159,7 +164,7 @@ export async function endCall(deps: CallDeps, call: CallRow): Promise<CallRow> {
       .where({ id: call.id })
       .update({ status: 'ended', ended_at: trx.fn.now() as never, agent_joined_at: null, customer_joined_at: null })
       .returning('*');
-    await emit(callEvent(ended, 'call.ended'));
+    await emit(callEvent(ended, 'call.ended', presentCall(ended), { type: 'ended' }));
     return ended;
   });
 }
@@ -174,7 +179,7 @@ export async function rotateSideLink(deps: CallDeps, call: CallRow, side: Side):
       .where({ id: call.id })
       .update({ [keyColumn(side)]: hashSecret(key) })
       .returning('*');
-    await emit(callEvent(updated, 'call.link_rotated', { ...presentCall(updated), side }));
+    await emit(callEvent(updated, 'call.link_rotated', { ...presentCall(updated), side }, { type: 'link_replaced', side }));
   });
   return { url: sideUrl(deps.config.publicBaseUrl, call.id, key) };
 }
@@ -187,14 +192,26 @@ export async function newPhoneLine(deps: CallDeps, call: CallRow, side: Side) {
     const current = (await trx<CallRow>('calls').where({ id: call.id }).forUpdate().first())!;
     assertOpen(current);
     const [updated] = await trx<CallRow>('calls').where({ id: call.id }).update({ [lineColumn(side)]: lineId }).returning('*');
-    await emit(callEvent(updated, 'call.line_replaced', { ...presentCall(updated), side }));
+    await emit(callEvent(updated, 'call.line_replaced', { ...presentCall(updated), side }, { type: 'line_replaced', side }));
   });
   return { audiosocket_id: lineId, host: deps.config.audioSocketHost, port: deps.audioSocketPort };
 }
 
+/** A call by its id alone, whoever owns it (the media plane admits sockets by the call's own secrets). */
+export const findCallById = (db: Knex, callId: string): Promise<CallRow | undefined> =>
+  db<CallRow>('calls').where({ id: callId }).first();
+
+/** The call whose agent or customer phone line is `lineId`, and which side that line plays. */
+export async function findCallByLine(db: Knex, lineId: string): Promise<{ call: CallRow; side: Side } | undefined> {
+  const id = lineId.toLowerCase();
+  const call = await db<CallRow>('calls').where({ agent_line_id: id }).orWhere({ customer_line_id: id }).first();
+  if (!call) return undefined;
+  return { call, side: call.agent_line_id === id ? 'agent' : 'customer' };
+}
+
 /** The call and side a presented side key opens; a missing, wrong or superseded key is 401. */
 export async function callForSide(db: Knex, callId: string, key: string | undefined): Promise<{ call: CallRow; side: Side }> {
-  const call = await db<CallRow>('calls').where({ id: callId }).first();
+  const call = await findCallById(db, callId);
   if (!call) throw errors.notFound('call');
   const hash = key ? hashSecret(key) : undefined;
   if (hash && hash === call.agent_key_hash) return { call, side: 'agent' };
@@ -232,9 +249,14 @@ export async function hangUp(deps: CallDeps, call: CallRow, side: Side): Promise
       .where({ id: call.id })
       .update({ [joinedColumn(side)]: null })
       .returning('*');
-    await emit(callEvent(updated, 'call.left', { ...presentCall(updated), side }));
+    await emit(callEvent(updated, 'call.left', { ...presentCall(updated), side }, { type: 'left', side }));
     return updated;
   });
+}
+
+/** A live call's prepaid balance ran out: interpretation stopped for both sides (the call stays open). */
+export async function announceBalanceExhausted(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow): Promise<void> {
+  await withEvents(deps.db, deps.events, (_trx, emit) => emit(callEvent(call, 'call.balance_exhausted')));
 }
 
 export interface SideSettings {
@@ -256,7 +278,14 @@ export async function updateSideSettings(deps: CallDeps, call: CallRow, side: Si
     const [updated] = await trx<CallRow>('calls').where({ id: call.id, status: 'open' }).update(changes).returning('*');
     if (!updated) throw errors.conflict('the call has ended');
     const languageChanged = languageOf(updated, side) !== languageOf(call, side);
-    await emit(callEvent(updated, 'call.updated', { ...presentCall(updated), side, language_changed: languageChanged }));
+    await emit(
+      callEvent(updated, 'call.updated', { ...presentCall(updated), side, language_changed: languageChanged }, {
+        type: 'settings_changed',
+        side,
+        languageChanged,
+        languages: languagesOf(updated),
+      }),
+    );
     return updated;
   });
 }

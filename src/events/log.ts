@@ -49,7 +49,9 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
       payload: JSON.stringify(payload),
     } as never)
     .returning('*');
-  return toBusEvent(row);
+  const recorded = toBusEvent(row);
+  if (event.signal) recorded.signal = event.signal;
+  return recorded;
 }
 
 /** An event that is announced but not kept (typing): it cannot be resumed from. */

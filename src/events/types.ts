@@ -1,4 +1,5 @@
 import type { Mode } from '../auth/principal.js';
+import type { Side } from '../calls/side.js';
 
 export type Metadata = Record<string, string | number | boolean | null>;
 
@@ -21,7 +22,21 @@ export interface BusEvent {
   callId: string | null;
   /** Position in the stored log; null for ephemeral events (typing), which cannot be resumed from. */
   seq: number | null;
+  /** What the change means for a call's media, typed; never shown to clients (absent on replayed events). */
+  signal?: CallSignal;
 }
+
+/**
+ * What the media plane reacts to when a call changes, carried beside the public event so that media
+ * code never reads the public payload: the call ended; one side's link, presence or phone line
+ * changed; a side's settings changed (the call's languages as they are now).
+ */
+export type CallSignal =
+  | { type: 'ended' }
+  | { type: 'link_replaced'; side: Side }
+  | { type: 'left'; side: Side }
+  | { type: 'line_replaced'; side: Side }
+  | { type: 'settings_changed'; side: Side; languageChanged: boolean; languages: Record<Side, string | null> };
 
 export interface NewEvent {
   orgId: string;
@@ -32,4 +47,5 @@ export interface NewEvent {
   sessionId?: string | null;
   callId?: string | null;
   messageId?: number | null;
+  signal?: CallSignal;
 }

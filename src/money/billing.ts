@@ -3,9 +3,9 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { getOrganization, type OrganizationRow } from '../services/organizations.js';
+import { getOrganization, type OrganizationRow } from '../services/organizationRows.js';
 import { bookEntry } from './ledger.js';
-import { balanceRunOut, voiceCostMicros } from './prices.js';
+import { balanceRunOut, fundedCallMs, voiceCostMicros } from './prices.js';
 
 /**
  * The paying organization; refuses (402) live billable work once a prepaid balance has nothing left
@@ -18,14 +18,29 @@ export async function fundedPayer(db: Knex, payer: Payer): Promise<OrganizationR
 }
 
 /**
- * Charges seconds of call interpretation (live mode) and returns the organization afterwards. Calls
+ * What a call's interpretation may still spend: nothing (the prepaid balance has run out), or how many
+ * milliseconds the available balance pays for (null: nothing limits it, an invoiced organization).
+ */
+export type CallFunding = { runOut: true } | { runOut: false; fundedMs: number | null };
+
+const fundingOf = (org: OrganizationRow): CallFunding =>
+  balanceRunOut(org) ? { runOut: true } : { runOut: false, fundedMs: fundedCallMs(org) };
+
+/** The funding of a call's interpretation now (test mode is never limited). */
+export async function callFunding(db: Knex, payer: Payer): Promise<CallFunding> {
+  if (!isLive(payer)) return { runOut: false, fundedMs: null };
+  return fundingOf(await getOrganization(db, payer.orgId));
+}
+
+/**
+ * Charges seconds of call interpretation (live mode) and says what the balance still pays for. Calls
  * are not reserved: the room stops interpreting once the balance has run out.
  */
-export async function chargeCallSeconds(db: Knex, payer: Payer, callId: string, seconds: number): Promise<OrganizationRow> {
-  if (!isLive(payer) || seconds <= 0) return getOrganization(db, payer.orgId);
+export async function chargeCallSeconds(db: Knex, payer: Payer, callId: string, seconds: number): Promise<CallFunding> {
+  if (!isLive(payer) || seconds <= 0) return callFunding(db, payer);
   return db.transaction(async (trx) => {
     const org = await getOrganization(trx, payer.orgId);
-    return bookEntry(trx, {
+    const after = await bookEntry(trx, {
       orgId: payer.orgId,
       mode: payer.mode,
       kind: 'call',
@@ -33,6 +48,7 @@ export async function chargeCallSeconds(db: Knex, payer: Payer, callId: string, 
       amountMicros: -voiceCostMicros(org, seconds),
       reference: callId,
     });
+    return fundingOf(after);
   });
 }
 

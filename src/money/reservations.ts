@@ -11,7 +11,7 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import type { OrganizationRow } from '../services/organizations.js';
+import type { OrganizationRow } from '../services/organizationRows.js';
 import { formatMicros } from './amounts.js';
 import { entryOfRequest, insertLedgerEntry } from './ledger.js';
 import { availableMicros, costMicros, type UsageKind } from './prices.js';

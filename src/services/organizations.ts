@@ -1,19 +1,9 @@
 import type { Knex } from 'knex';
-import { errors } from '../errors.js';
 import { newId } from '../ids.js';
 import { creditBalance, fromMicros, fromNullableMicros, toMicros } from '../money/index.js';
+import { getOrganization, type OrganizationRow } from './organizationRows.js';
 
-export interface OrganizationRow {
-  id: string;
-  name: string;
-  currency: string;
-  balance_micros: number | null;
-  /** Reserved by requests in progress (src/money/reservations.ts); not yet charged. */
-  held_micros: number;
-  text_rate_micros: number;
-  voice_rate_micros: number;
-  created_at: Date;
-}
+export { findOrganization, getOrganization, type OrganizationRow } from './organizationRows.js';
 
 export interface Organization {
   org_id: string;
@@ -48,16 +38,6 @@ export function presentOrganization(row: OrganizationRow): Organization {
     text_rate_per_million_characters: fromMicros(row.text_rate_micros),
     voice_rate_per_minute: fromMicros(row.voice_rate_micros),
   };
-}
-
-export async function findOrganization(db: Knex, orgId: string): Promise<OrganizationRow | undefined> {
-  return db<OrganizationRow>('organizations').where({ id: orgId }).first();
-}
-
-export async function getOrganization(db: Knex, orgId: string): Promise<OrganizationRow> {
-  const row = await findOrganization(db, orgId);
-  if (!row) throw errors.notFound('organization');
-  return row;
 }
 
 /** Creates an organization; an opening prepaid balance is booked as a credit in the ledger. */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { LINE_ERROR } from '../../src/calls/audiosocket/protocol.js';
+import { LINE_ERROR } from '../../src/calls/media/transports/audiosocket/protocol.js';
 import { Pbx, callApi, streamUrl } from '../media/support.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';

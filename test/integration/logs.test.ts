@@ -64,7 +64,7 @@ describe(`the log of a full call and chat holds no secret (${backendName})`, () 
     secrets.set('line id without dashes', lineId.replace(/-/g, ''));
     const pbx = await Pbx.connect(t.server.audioSocketPort!);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(call.id)?.lines.size ?? 0) === 1, 5_000, 'the line to join');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 1, 5_000, 'the line to join');
     pbx.send(0x10, sine(160, 8_000, 300));
     pbx.send(0x03, Buffer.from('7'));
     pbx.send(0x00);

@@ -60,6 +60,6 @@ describe(`media connection limits (${backendName})`, () => {
     await pbx.ended;
     // A hangup (0x00), not a refusal (0xff): the line had joined.
     expect(pbx.messages.map((message) => message.kind)).toEqual([0x00]);
-    await waitUntil(() => (t.server.media.room(call.id)?.lines.size ?? 0) === 0, 5_000, 'the line to leave');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 0, 5_000, 'the line to leave');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SideMixer } from '../../src/calls/media/mixer.js';
+import { SideMixer } from '../../src/calls/media/audio/mixer.js';
 
 const pcm = (...samples: number[]) => {
   const out = Buffer.alloc(samples.length * 2);

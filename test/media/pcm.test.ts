@@ -9,8 +9,8 @@ import {
   upsample8kTo24k,
   wavChunk,
   wavHeader,
-} from '../../src/calls/media/pcm.js';
-import { MessageReader, encodeMessage, uuidFromBytes, uuidToBytes } from '../../src/calls/audiosocket/protocol.js';
+} from '../../src/calls/media/audio/pcm.js';
+import { MessageReader, encodeMessage, uuidFromBytes, uuidToBytes } from '../../src/calls/media/transports/audiosocket/protocol.js';
 
 const sine = (count: number, rate: number, hz: number, amplitude = 10_000, phase = 0) => {
   const out = Buffer.alloc(count * 2);

@@ -51,7 +51,7 @@ describe(`media plane and the HTTP server (${backendName})`, () => {
     const ear = await Listener.open(listenUrl(t, customer));
     const pbx = await Pbx.connect(t.server.audioSocketPort!);
     pbx.sendUuid(line.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(call.id)?.lines.size ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 1, 2_000, 'the line');
     const micClosed = whenClosed(mic);
     const started = Date.now();
     await t.stop();

@@ -2,7 +2,7 @@
 // scripted AudioSocket (PBX) client over TCP.
 import net from 'node:net';
 import { WebSocket } from 'ws';
-import { parseWavHeader, WAV_HEADER_BYTES } from '../../src/calls/media/pcm.js';
+import { parseWavHeader, WAV_HEADER_BYTES } from '../../src/calls/media/audio/pcm.js';
 import type { TestServer } from '../support/testServer.js';
 
 export interface Join {

@@ -1,13 +1,14 @@
-// The AudioSocket TCP server: a PBX line (Asterisk `AudioSocket(<line id>,<host>:<port>)`) plays one
-// side of a call through the media plane. Protocol and behaviour: ./protocol.ts.
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
+// One PBX connection speaking AudioSocket: the UUID that names its line, then audio both ways. Once
+// admitted it is a room endpoint playing one side: its 8 kHz voice resampled to 24 kHz in, what the
+// side hears resampled to 8 kHz and paced out in 20 ms frames. Protocol: ./protocol.ts.
+import type net from 'node:net';
 import type { Logger } from 'pino';
-import { fingerprint } from '../../logging/redact.js';
-import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
-import type { LineEndpoint } from '../media/connections.js';
-import { Downsampler24kTo8k, Upsampler8kTo24k } from '../media/pcm.js';
-import type { LineRefusal, LineSession, MediaPlane } from '../media/plane.js';
+import { fingerprint } from '../../../../logging/redact.js';
+import type { Side } from '../../../side.js';
+import type { Refused } from '../../admission.js';
+import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../audio/pcm.js';
+import { EndpointState, type EndReason, type MediaDuplex } from '../../endpoints.js';
+import type { AudioFeed } from '../../room/room.js';
 import {
   FRAME_BYTES,
   FRAME_MS,
@@ -21,49 +22,88 @@ import {
   type Message,
 } from './protocol.js';
 
-export interface AudioSocketServer {
-  /** The bound port; null when the server could not listen (the error was logged). */
-  port: number | null;
-  stats(): { lines: number; framesSent: number; framesDropped: number };
-  close(): Promise<void>;
-}
-
-export interface AudioSocketOptions {
-  host: string;
-  port: number;
-  logger: Logger;
-  /** Unknown line ids count per PBX address; an address over the limit is refused unchecked. */
-  failedAttempts: FailedAttempts;
-  /** A connection must send its UUID within this time. */
-  uuidTimeoutMs: number;
-  /** A joined line that sends no message for this long is hung up (a PBX sends audio every 20 ms). */
-  idleTimeoutMs: number;
-}
-
-const PACE_TICK_MS = 10;
 /** What may wait to be played to a line: 5 s of 8 kHz audio (interpreters can answer in bursts). */
 const MAX_QUEUED_BYTES = 5 * 16_000;
 /** Unsent bytes in the TCP socket beyond which frames are dropped (the PBX is not reading). */
 const MAX_SOCKET_BACKLOG_BYTES = 64 * 1024;
 /** A partial last frame is padded with silence once no more audio came for this long. */
 const TAIL_WAIT_MS = 2 * FRAME_MS;
-const CLOSE_GRACE_MS = 2_000;
+export const CLOSE_GRACE_MS = 2_000;
 
-const REFUSAL_CODES: Record<LineRefusal, number> = {
+const REFUSAL_CODES: Record<Refused['refused'], number> = {
   unknown_line: LINE_ERROR.unknownLine,
+  unknown_call: LINE_ERROR.unknownLine,
   call_ended: LINE_ERROR.callEnded,
   not_ready: LINE_ERROR.notReady,
   shutting_down: LINE_ERROR.shuttingDown,
+  too_many_failed_attempts: LINE_ERROR.tooManyFailedAttempts,
+  no_endpoint: LINE_ERROR.internal,
+  bad_source_id: LINE_ERROR.internal,
+  bad_token: LINE_ERROR.internal,
+  bad_unlock: LINE_ERROR.internal,
+  too_many_sockets: LINE_ERROR.internal,
+  client_gone: LINE_ERROR.internal,
 };
 
-class AudioSocketLine implements LineEndpoint {
+const HANGUP_REASONS: Record<EndReason, string> = {
+  call_ended: 'call ended',
+  line_replaced: 'line replaced',
+  shutting_down: 'server shutting down',
+  source_replaced: 'line connected again',
+  link_replaced: 'link replaced',
+  left: 'left the call',
+  reconnect: 'reconnect',
+};
+
+/** The line as its room sees it: the side's voice in, what the side hears out. */
+class PhoneLine extends EndpointState implements MediaDuplex {
+  readonly credential = 'line' as const;
+  readonly kind = 'line';
+  readonly format = 'pcm' as const;
+  readonly sourceKey: string;
+
+  constructor(
+    readonly side: Side,
+    private readonly connection: AudioSocketConnection,
+  ) {
+    super();
+    this.sourceKey = `line:${connection.lineRef}`;
+  }
+
+  audio(pcm24k: Buffer): void {
+    this.connection.play(pcm24k);
+  }
+
+  protected close(reason: EndReason): void {
+    this.connection.hangup(HANGUP_REASONS[reason]);
+  }
+}
+
+export interface AdmittedLine {
+  callId: string;
+  side: Side;
+  /** Puts the line into its call's room; returns the feed of its voice. */
+  enter(line: MediaDuplex): AudioFeed;
+}
+
+export interface LineHost {
+  readonly log: Logger;
+  readonly uuidTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  /** Runs the line's admission and, when admitted, puts it into its call's room. */
+  admit(connection: AudioSocketConnection): Promise<Refused | AdmittedLine>;
+  closed(connection: AudioSocketConnection): void;
+}
+
+export class AudioSocketConnection {
   /** The line id is a secret (whoever knows it plays the side): logs name it by fingerprint only. */
   lineId = '';
   private state: 'awaiting_uuid' | 'validating' | 'active' | 'closed' = 'awaiting_uuid';
   private readonly reader = new MessageReader();
   private readonly upsampler = new Upsampler8kTo24k();
   private readonly downsampler = new Downsampler24kTo8k();
-  private session: LineSession | null = null;
+  private line: PhoneLine | null = null;
+  private feed: AudioFeed | null = null;
   private queue: Buffer = Buffer.alloc(0);
   private nextSendAt = 0;
   private lastPlayAt = 0;
@@ -74,29 +114,28 @@ class AudioSocketLine implements LineEndpoint {
 
   constructor(
     readonly socket: net.Socket,
-    private readonly media: MediaPlane,
-    private readonly failedAttempts: FailedAttempts,
-    private readonly log: Logger,
-    uuidTimeoutMs: number,
-    private readonly idleTimeoutMs: number,
-    private readonly onClosed: (line: AudioSocketLine) => void,
+    private readonly host: LineHost,
   ) {
     socket.setNoDelay(true);
     socket.on('data', (data) => this.receive(data));
-    socket.on('error', (err) => this.log.debug({ err }, 'audiosocket: connection error'));
+    socket.on('error', (err) => host.log.debug({ err }, 'audiosocket: connection error'));
     socket.on('close', () => this.closed());
     this.uuidTimer = setTimeout(() => {
       if (this.state === 'awaiting_uuid') this.refuse(LINE_ERROR.badFirstMessage, 'no UUID within the time allowed');
-    }, uuidTimeoutMs);
+    }, host.uuidTimeoutMs);
     this.uuidTimer.unref();
   }
 
   /** How logs name the line: a fingerprint of its id, never the id. */
-  private get lineRef(): string | null {
+  get lineRef(): string | null {
     return this.lineId ? fingerprint(this.lineId) : null;
   }
 
-  get isClosed(): boolean {
+  private get log(): Logger {
+    return this.host.log;
+  }
+
+  private get isClosed(): boolean {
     return this.state === 'closed';
   }
 
@@ -124,7 +163,7 @@ class AudioSocketLine implements LineEndpoint {
     switch (kind) {
       case KIND.audio:
         // Audio that arrives while the line id is being checked is dropped (a few milliseconds).
-        if (this.state === 'active' && this.session && payload.length) this.session.push(this.upsampler.process(payload));
+        if (this.state === 'active' && this.feed && payload.length) this.feed(this.upsampler.process(payload));
         break;
       case KIND.hangup:
         this.log.debug({ line: this.lineRef }, 'audiosocket: the PBX hung up');
@@ -145,27 +184,20 @@ class AudioSocketLine implements LineEndpoint {
 
   private async join(): Promise<void> {
     try {
-      const address = this.socket.remoteAddress ?? 'unknown';
-      if (await this.failedAttempts.retryAfter(address)) {
-        this.refuse(LINE_ERROR.tooManyFailedAttempts, 'too many unknown line ids from this address');
+      const admitted = await this.host.admit(this);
+      if ('refused' in admitted) {
+        this.refuse(REFUSAL_CODES[admitted.refused], admitted.refused);
         return;
       }
-      const result = await this.media.openLine(this.lineId, this);
-      if ('refused' in result) {
-        if (result.refused === 'unknown_line') await this.failedAttempts.record(address);
-        this.refuse(REFUSAL_CODES[result.refused], result.refused);
-        return;
-      }
-      if (this.state !== 'validating') {
-        // The PBX went away while the line was being checked.
-        result.session.close();
-        return;
-      }
-      this.session = result.session;
+      // The PBX went away while the line was being checked.
+      if (this.state !== 'validating') return;
+      const line = new PhoneLine(admitted.side, this);
+      this.line = line;
       this.state = 'active';
-      this.idleTimer = setTimeout(() => this.hangUpIdle(), this.idleTimeoutMs);
+      this.feed = admitted.enter(line);
+      this.idleTimer = setTimeout(() => this.hangUpIdle(), this.host.idleTimeoutMs);
       this.idleTimer.unref();
-      this.log.info({ line: this.lineRef, call_id: result.session.callId, side: result.session.side }, 'audiosocket: line joined');
+      this.log.info({ line: this.lineRef, call_id: admitted.callId, side: admitted.side }, 'audiosocket: line joined');
     } catch (err) {
       this.log.error({ err, line: this.lineRef }, 'audiosocket: could not open the line');
       this.refuse(LINE_ERROR.internal, 'internal error');
@@ -181,8 +213,7 @@ class AudioSocketLine implements LineEndpoint {
     this.destroyLater();
   }
 
-  // ---- LineEndpoint: called by the media plane ----
-
+  /** What the side hears (24 kHz), queued for pacing at 8 kHz. */
   play(pcm24k: Buffer): void {
     if (this.state !== 'active') return;
     const pcm8k = this.downsampler.process(pcm24k);
@@ -199,20 +230,20 @@ class AudioSocketLine implements LineEndpoint {
     this.queue = queue;
   }
 
+  /** Ends the line: hangup to the PBX, then the connection closes. */
   hangup(reason: string): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.line?.detach();
     if (this.state === 'closed') return;
     this.log.info({ line: this.lineRef, reason }, 'audiosocket: hanging up');
     this.state = 'closed';
-    this.session = null;
     this.socket.end(hangupMessage());
     this.destroyLater();
   }
 
-  /** A line that went quiet: the PBX is gone without saying so. Leaves the room, then hangs up. */
+  /** A line that went quiet: the PBX is gone without saying so. */
   private hangUpIdle(): void {
-    this.session?.close();
-    this.hangup(`no message for ${this.idleTimeoutMs} ms`);
+    this.hangup(`no message for ${this.host.idleTimeoutMs} ms`);
   }
 
   /** Sends what is due: one 320-byte frame per 20 ms of wall time, never an empty frame. */
@@ -240,11 +271,11 @@ class AudioSocketLine implements LineEndpoint {
     }
   }
 
+  /** The PBX hung up or reported an error: the line leaves the call (the call stays open). */
   private end(): void {
     if (this.state === 'closed') return;
     this.state = 'closed';
-    this.session?.close();
-    this.session = null;
+    this.line?.detach();
     this.socket.end();
     this.destroyLater();
   }
@@ -257,91 +288,7 @@ class AudioSocketLine implements LineEndpoint {
     clearTimeout(this.uuidTimer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.state = 'closed';
-    this.session?.close();
-    this.session = null;
-    this.onClosed(this);
+    this.line?.detach();
+    this.host.closed(this);
   }
-}
-
-/** Listens for PBX lines; a port already taken is logged and leaves phone lines unavailable. */
-export async function startAudioSocketServer(media: MediaPlane, options: AudioSocketOptions): Promise<AudioSocketServer> {
-  const log = options.logger.child({ component: 'audiosocket' });
-  const lines = new Set<AudioSocketLine>();
-  let pacer: NodeJS.Timeout | null = null;
-  let closing = false;
-  const totals = { framesSent: 0, framesDropped: 0 };
-
-  const startPacer = () => {
-    if (pacer) return;
-    pacer = setInterval(() => {
-      const now = Date.now();
-      for (const line of lines) line.pump(now);
-    }, PACE_TICK_MS);
-    pacer.unref();
-  };
-  const stopPacerIfIdle = () => {
-    if (pacer && !lines.size) {
-      clearInterval(pacer);
-      pacer = null;
-    }
-  };
-
-  const server = net.createServer((socket) => {
-    if (closing) {
-      socket.on('error', (err) => log.debug({ err }, 'audiosocket: connection error'));
-      socket.end(errorMessage(LINE_ERROR.shuttingDown));
-      return;
-    }
-    const line = new AudioSocketLine(socket, media, options.failedAttempts, log, options.uuidTimeoutMs, options.idleTimeoutMs, (closed) => {
-      totals.framesSent += closed.framesSent;
-      totals.framesDropped += closed.framesDropped;
-      lines.delete(closed);
-      stopPacerIfIdle();
-    });
-    lines.add(line);
-    startPacer();
-  });
-
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err;
-    log.error({ err, port: options.port }, `AudioSocket port ${options.port} is not available (${code}): phone lines are disabled; set AUDIOSOCKET_PORT`);
-    return { port: null, stats: () => ({ lines: 0, ...totals }), close: async () => {} };
-  }
-  server.on('error', (err) => log.error({ err }, 'audiosocket: server error'));
-  const port = (server.address() as AddressInfo).port;
-  log.debug({ port }, 'audiosocket: listening');
-
-  return {
-    port,
-    stats() {
-      let framesSent = totals.framesSent;
-      let framesDropped = totals.framesDropped;
-      for (const line of lines) {
-        framesSent += line.framesSent;
-        framesDropped += line.framesDropped;
-      }
-      return { lines: lines.size, framesSent, framesDropped };
-    },
-    async close() {
-      if (closing) return;
-      closing = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const line of lines) line.hangup('server shutting down');
-      const deadline = Date.now() + CLOSE_GRACE_MS;
-      while (lines.size && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      for (const line of lines) line.socket.destroy();
-      await closed;
-      if (pacer) clearInterval(pacer);
-      pacer = null;
-    },
-  };
 }

@@ -1,0 +1,92 @@
+// The import graph stays layered: `npm run check:imports` (part of `npm test`) fails on a cycle or on
+// an import that goes up a layer. From the top:
+//   composition  src/main.ts, src/server.ts, src/app.ts         wires everything
+//   http         handlers/, src/http/, src/web/, src/realtime/  requests, answers, pages, SSE
+//   transports   src/calls/media/transports/                    connections turned into media endpoints
+//   domain       calls, sessions, translation, ..., media core  rules; no HTTP, no transport
+//   foundation   src/db, src/config, src/errors, src/ids, src/logging, src/secretStrength.ts, the
+//                generated contract types
+// src/appContext.ts is the one bag of what the composition root built; services name parts of it.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'A cycle makes two modules one: cut it with an interface or move the shared part down.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'foundation-stays-down',
+      severity: 'error',
+      comment: 'Database, configuration, errors, ids and logging know nothing of what uses them.',
+      from: { path: '^src/(db/|config\\.ts|errors\\.ts|ids\\.ts|logging/|secretStrength\\.ts|generated/api\\.ts)' },
+      to: { path: '^(handlers/|src/)', pathNot: '^src/(db/|config\\.ts|errors\\.ts|ids\\.ts|logging/|secretStrength\\.ts|generated/api\\.ts)' },
+    },
+    {
+      name: 'domain-knows-no-http',
+      severity: 'error',
+      comment: 'Rules live in services: they never see requests, responses, pages or the HTTP server.',
+      from: {
+        path: '^src/',
+        pathNot: '^src/(main|server|app|appContext)\\.ts$|^src/(http|web|realtime)/|^src/generated/operations\\.ts$|^src/calls/media/transports/',
+      },
+      to: { path: '^handlers/|^src/(http|web|realtime)/|^src/(main|server|app)\\.ts$|node_modules/(@types/)?express/' },
+    },
+    {
+      name: 'nothing-imports-the-composition-root',
+      severity: 'error',
+      from: { pathNot: '^src/main\\.ts$' },
+      to: { path: '^src/(main|server)\\.ts$' },
+    },
+    {
+      name: 'media-core-knows-no-transport',
+      severity: 'error',
+      comment: 'Transports plug into the plane; the plane, rooms and audio stages never name one.',
+      from: { path: '^src/calls/', pathNot: '^src/calls/media/transports/' },
+      to: { path: '^src/calls/media/transports/' },
+    },
+    {
+      name: 'transports-stay-apart',
+      severity: 'error',
+      comment: 'One transport never reaches into another.',
+      from: { path: '^src/calls/media/transports/([^/]+)/' },
+      to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/$1/' },
+    },
+    {
+      name: 'rooms-below-the-plane',
+      severity: 'error',
+      from: { path: '^src/calls/media/(room|audio)/' },
+      to: { path: '^src/calls/media/(plane|admission)\\.ts$' },
+    },
+    {
+      name: 'audio-stages-are-leaves',
+      severity: 'error',
+      comment: 'Mixers, chunkers and resamplers are pure: they import nothing of the project.',
+      from: { path: '^src/calls/media/audio/' },
+      to: { path: '^src/', pathNot: '^src/calls/media/audio/' },
+    },
+    {
+      name: 'events-know-no-domain',
+      severity: 'error',
+      comment: 'The event log and bus carry what calls and sessions emit; they do not import them (sides are a leaf).',
+      from: { path: '^src/events/' },
+      to: { path: '^src/(calls|sessions|translation|transcription|interpretation|money|services)/', pathNot: '^src/calls/side\\.ts$' },
+    },
+    {
+      name: 'tests-and-tools-are-not-imported',
+      severity: 'error',
+      from: { path: '^(src|handlers)/' },
+      to: { path: '^(test|bench|fuzz|contract-tests|codegen)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^data/' },
+    // Type-only imports count too: a layer that names another's types depends on it.
+    moduleSystems: ['es6', 'cjs'],
+  },
+};

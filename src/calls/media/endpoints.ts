@@ -1,0 +1,100 @@
+// What a transport hands a room: endpoints. A transport (browser WebSockets, an AudioSocket phone line,
+// later a Twilio media stream or a bridge to another instance) turns its connection into a side's audio
+// in (a source), what a side hears (a sink), or both; the room only ever sees these interfaces.
+import type { Side } from '../side.js';
+import type { TextFrame } from './protocol.js';
+
+/**
+ * Why the room ends an endpoint. Each transport says it in its own words (a WebSocket close code and
+ * notice, an AudioSocket hangup, ...).
+ */
+export type EndReason =
+  | 'call_ended'
+  | 'link_replaced'
+  | 'left'
+  | 'line_replaced'
+  | 'reconnect'
+  | 'source_replaced'
+  | 'shutting_down';
+
+/**
+ * What admitted the endpoint, so that replacing it ends it: the side's link (its key, behind the
+ * stream token and listen unlock), or the side's phone line id.
+ */
+export type Credential = 'link' | 'line';
+
+interface EndpointBase {
+  /** The side whose voice a source carries, or that hears through a sink. */
+  readonly side: Side;
+  readonly credential: Credential;
+  /** For diagnostics and stats: `stream`, `listen`, `line`, ... */
+  readonly kind: string;
+  readonly isGone: boolean;
+  /** Called once when the endpoint is gone, whoever ended it. */
+  whenGone(callback: () => void): void;
+  /** The room ends the endpoint: it leaves the room at once and its connection closes as `reason` says. */
+  end(reason: EndReason): void;
+}
+
+/** A side's voice coming in (mono PCM16 LE 24 kHz); the room is told each piece with room.audio(). */
+export interface MediaSource extends EndpointBase {
+  /** Unique per side: a newer source with the same key replaces the older one. */
+  readonly sourceKey: string;
+}
+
+/** What a side hears going out. */
+export interface MediaSink extends EndpointBase {
+  /** `wav`: complete 24 kHz WAV chunks and JSON text frames; `pcm`: raw 24 kHz PCM16, no text. */
+  readonly format: 'wav' | 'pcm';
+  /** A WAV chunk (format `wav`) or raw PCM (format `pcm`); never blocks (drop or buffer inside). */
+  audio(data: Buffer): void;
+  /** Captions, provenance and notices (format `wav` sinks). */
+  text?(frame: TextFrame): void;
+  /** The other side changed its language: what this sink queued is stale (reconnect, clear a buffer). */
+  otherLanguageChanged?(): void;
+  /** Unsent bytes held for this sink (stats). */
+  readonly bufferedBytes?: number;
+  readonly chunksSent?: number;
+  readonly chunksDropped?: number;
+}
+
+/** A phone line and the like: one connection that is both a side's voice and what that side hears. */
+export type MediaDuplex = MediaSource & MediaSink;
+
+export const isSource = (endpoint: MediaSource | MediaSink): endpoint is MediaSource => 'sourceKey' in endpoint;
+export const isSink = (endpoint: MediaSource | MediaSink): endpoint is MediaSink => 'format' in endpoint;
+
+/**
+ * Shared bookkeeping of an endpoint: gone once, its room told once. Transports extend it and implement
+ * `close(reason)` (what ending means on their wire).
+ */
+export abstract class EndpointState {
+  private gone = false;
+  private onGone: (() => void) | null = null;
+
+  get isGone(): boolean {
+    return this.gone;
+  }
+
+  whenGone(callback: () => void): void {
+    this.onGone = callback;
+  }
+
+  /** Marks the endpoint gone and tells its room; safe to call more than once. */
+  detach(): void {
+    if (this.gone) return;
+    this.gone = true;
+    const callback = this.onGone;
+    this.onGone = null;
+    callback?.();
+  }
+
+  end(reason: EndReason): void {
+    if (this.gone) return;
+    this.detach();
+    this.close(reason);
+  }
+
+  /** Closes the connection as `reason` says; the endpoint has already left its room. */
+  protected abstract close(reason: EndReason): void;
+}

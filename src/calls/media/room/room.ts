@@ -1,0 +1,333 @@
+// One open call's media: the endpoints transports bring (sources, sinks), each side's sources mixed
+// into one voice, a direction per side carrying that voice to the side that hears it, and the call's
+// billing while interpretation runs. Created on the call's first endpoint and dropped when its last
+// one leaves (or the call ends).
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { EventBus } from '../../../events/bus.js';
+import type { CallSignal } from '../../../events/types.js';
+import { announceBalanceExhausted, languageOf, type CallRow } from '../../calls.js';
+import { otherSide, SIDES, type Side } from '../../side.js';
+import { SideMixer } from '../audio/mixer.js';
+import { isSink, isSource, type Credential, type EndReason, type MediaSink, type MediaSource } from '../endpoints.js';
+import type { InterpreterFactory } from '../interpreter.js';
+import { NOTICE, UNTRANSLATED_PROVENANCE, notice, type TextFrame } from '../protocol.js';
+import { CallBilling, type Admission } from './billing.js';
+import { Direction, type DirectionHost } from './direction.js';
+import { SideFanOut } from './fanOut.js';
+
+export interface RoomSettings {
+  interpreterFactory: InterpreterFactory;
+  /** How often accumulated interpretation time is charged (whole seconds; the rest at the end). */
+  billingIntervalMs: number;
+}
+
+export interface RoomDeps {
+  db: Knex;
+  events: EventBus;
+  logger: Logger;
+  settings(): RoomSettings;
+  /** The media plane's clock. */
+  now(): number;
+  /** Background work the plane waits for on shutdown (charges, interpreter closes, events). */
+  track(work: Promise<unknown>): void;
+  /** The room has no endpoint left, or the call ended: forget it. */
+  onEmpty(room: CallRoom): void;
+}
+
+/** Feeds a source's audio (24 kHz PCM16) into its side's mix. */
+export type AudioFeed = (pcm: Buffer) => void;
+
+type Endpoint = MediaSource | MediaSink;
+
+export class CallRoom implements DirectionHost {
+  private readonly endpoints = new Set<Endpoint>();
+  private readonly sources = new Set<MediaSource>();
+  /** What each side hears. */
+  private readonly hearing: Record<Side, SideFanOut> = { agent: new SideFanOut(), customer: new SideFanOut() };
+  private readonly mixers: Record<Side, SideMixer>;
+  private readonly directions: Record<Side, Direction>;
+  private readonly billing: CallBilling | null;
+  private mixKeys = 0;
+  /** The prepaid balance ran out: interpretation is stopped for both sides until a top-up. */
+  private runOut = false;
+  private runOutAnnounced = false;
+  private disposed = false;
+  readonly log: Logger;
+
+  constructor(
+    public call: CallRow,
+    private readonly deps: RoomDeps,
+  ) {
+    this.log = deps.logger.child({ call_id: call.id });
+    this.mixers = {
+      agent: new SideMixer((pcm) => this.directions.agent.push(pcm)),
+      customer: new SideMixer((pcm) => this.directions.customer.push(pcm)),
+    };
+    this.billing = this.isLive
+      ? new CallBilling({
+          db: deps.db,
+          payer: { orgId: call.org_id, mode: call.mode },
+          callId: call.id,
+          intervalMs: () => deps.settings().billingIntervalMs,
+          now: deps.now,
+          track: deps.track,
+          log: this.log,
+          onRunOut: () => this.exhaust(),
+        })
+      : null;
+    this.directions = { agent: this.direction('agent'), customer: this.direction('customer') };
+  }
+
+  private direction(speaker: Side): Direction {
+    const hearer = otherSide(speaker);
+    return new Direction(speaker, this, {
+      echo: this.hearing[speaker].stream(),
+      interpreted: this.hearing[hearer].stream(),
+      untranslated: this.hearing[hearer].stream(),
+    });
+  }
+
+  // ---- DirectionHost -----------------------------------------------------------------------------
+
+  announce(speaker: Side, frame: TextFrame): void {
+    this.hearing[otherSide(speaker)].text(frame);
+  }
+
+  languageOf(side: Side): string {
+    return languageOf(this.call, side)!;
+  }
+
+  interpreterFactory(): InterpreterFactory {
+    return this.deps.settings().interpreterFactory;
+  }
+
+  admitInterpretation(): Promise<Admission> {
+    return this.billing!.admit();
+  }
+
+  interpretationFunded(): void {
+    this.runOut = false;
+  }
+
+  interpretationRunOut(): void {
+    this.exhaust();
+  }
+
+  interpretingChanged(): void {
+    this.billing?.interpreting(this.directions.agent.interpreting || this.directions.customer.interpreting);
+  }
+
+  track(work: Promise<unknown>): void {
+    this.deps.track(work);
+  }
+
+  get id(): string {
+    return this.call.id;
+  }
+
+  get isLive(): boolean {
+    return this.call.mode === 'live';
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  // ---- endpoints -------------------------------------------------------------------------------
+
+  /**
+   * Adds what a transport brings. A source with the key of one already there replaces it; a sink is
+   * greeted with what it hears (provenance, a standing problem). Returns the feed of a source's audio.
+   */
+  add(endpoint: Endpoint): AudioFeed | null {
+    const { side } = endpoint;
+    this.endpoints.add(endpoint);
+    const source = isSource(endpoint) ? endpoint : null;
+    const mixKey = source ? `${source.sourceKey}#${++this.mixKeys}` : '';
+    if (source) {
+      this.sources.add(source);
+      this.mixers[side].add(mixKey, this.deps.now());
+    }
+    if (isSink(endpoint)) {
+      this.hearing[side].add(endpoint);
+      for (const frame of this.greeting(side)) endpoint.text?.(frame);
+    }
+    endpoint.whenGone(() => this.removed(endpoint, mixKey));
+    if (!source) return null;
+    for (const other of [...this.sources]) {
+      if (other !== source && other.side === side && other.sourceKey === source.sourceKey) other.end('source_replaced');
+    }
+    this.sourcesChanged(side);
+    const mixer = this.mixers[side];
+    return (pcm) => {
+      if (!this.disposed && !source.isGone) mixer.push(mixKey, pcm, this.deps.now());
+    };
+  }
+
+  private removed(endpoint: Endpoint, mixKey: string): void {
+    this.endpoints.delete(endpoint);
+    if (isSink(endpoint)) this.hearing[endpoint.side].remove(endpoint);
+    if (isSource(endpoint)) {
+      this.sources.delete(endpoint);
+      // What the source said and the mixer still held goes out before it is forgotten.
+      if (!this.disposed) this.mixers[endpoint.side].remove(mixKey, this.deps.now());
+      this.sourcesChanged(endpoint.side);
+    }
+    if (!this.endpoints.size) this.dispose();
+  }
+
+  private speakers(side: Side): number {
+    let count = 0;
+    for (const source of this.sources) if (source.side === side) count++;
+    return count;
+  }
+
+  private sourcesChanged(side: Side): void {
+    if (!this.disposed) this.directions[side].speakers(this.speakers(side));
+  }
+
+  /** Ends the endpoints of `side` that `credential` admitted. */
+  private endSide(side: Side, credential: Credential, reason: EndReason): void {
+    for (const endpoint of [...this.endpoints]) {
+      if (endpoint.side === side && endpoint.credential === credential) endpoint.end(reason);
+    }
+  }
+
+  // ---- what the call does ----------------------------------------------------------------------
+
+  /** A change of the call (from the calls module, after its transaction committed). */
+  signal(signal: CallSignal): void {
+    if (this.disposed) return;
+    switch (signal.type) {
+      case 'ended':
+        return this.endCall();
+      case 'link_replaced':
+        return this.endSide(signal.side, 'link', 'link_replaced');
+      case 'left':
+        return this.endSide(signal.side, 'link', 'left');
+      case 'line_replaced':
+        return this.endSide(signal.side, 'line', 'line_replaced');
+      case 'settings_changed':
+        this.call = {
+          ...this.call,
+          agent_language: signal.languages.agent ?? this.call.agent_language,
+          customer_language: signal.languages.customer ?? this.call.customer_language,
+        };
+        if (signal.languageChanged) this.languageChanged(signal.side);
+    }
+  }
+
+  /** A fresher row read from the database (after an endpoint was admitted): adopt its languages. */
+  refreshCall(row: CallRow): void {
+    if (this.disposed) return;
+    if (row.status !== 'open') return this.endCall();
+    const changed = row.agent_language !== this.call.agent_language || row.customer_language !== this.call.customer_language;
+    this.call = row;
+    if (changed) this.restartDirections();
+  }
+
+  /** Side X speaks another language: what the other side queued is stale, and both directions restart. */
+  private languageChanged(side: Side): void {
+    for (const sink of [...this.hearing[otherSide(side)].sinks]) sink.otherLanguageChanged?.();
+    this.restartDirections();
+  }
+
+  private restartDirections(): void {
+    for (const side of SIDES) this.directions[side].restart(this.speakers(side));
+  }
+
+  /** Periodic work: release what the mixers hold for sources that went quiet; charge interpretation. */
+  tick(now: number): void {
+    if (this.disposed) return;
+    this.mixers.agent.tick(now);
+    this.mixers.customer.tick(now);
+    if (!this.billing) return;
+    this.billing.tick();
+    if (this.runOut) this.billing.checkFunding(() => this.toppedUp());
+  }
+
+  /** What a sink of `side` learns on connecting: where its audio comes from, and any standing problem. */
+  private greeting(side: Side): TextFrame[] {
+    return this.directions[otherSide(side)].greeting(this.runOut);
+  }
+
+  /**
+   * The prepaid balance ran out: both directions stop interpreting (the call stays open and each side
+   * hears the other untranslated), listeners are told, and `call.balance_exhausted` is recorded once.
+   */
+  private exhaust(): void {
+    if (this.disposed) return;
+    const already = this.runOut;
+    this.runOut = true;
+    for (const side of SIDES) this.directions[side].exhaust(this.speakers(side));
+    this.billing?.settle();
+    if (already) return;
+    this.log.info('media: prepaid balance exhausted; interpretation stopped');
+    for (const side of SIDES) {
+      this.hearing[side].text(notice(NOTICE.balanceExhausted));
+      this.hearing[side].text(UNTRANSLATED_PROVENANCE);
+    }
+    if (this.runOutAnnounced) return;
+    this.runOutAnnounced = true;
+    this.deps.track(
+      announceBalanceExhausted(this.deps, this.call).catch((err) =>
+        this.log.error({ err }, 'media: could not record call.balance_exhausted'),
+      ),
+    );
+  }
+
+  private toppedUp(): void {
+    if (this.disposed || !this.runOut) return;
+    this.log.info('media: prepaid balance topped up; interpretation resumes');
+    this.runOut = false;
+    for (const side of SIDES) this.directions[side].refunded(this.speakers(side));
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------------
+
+  endCall(): void {
+    this.closeEverything('call_ended');
+  }
+
+  /** Ends every endpoint (shutdown, call ended) and disposes the room. */
+  closeEverything(reason: EndReason): void {
+    if (this.disposed) return;
+    for (const endpoint of [...this.endpoints]) endpoint.end(reason);
+    this.dispose();
+  }
+
+  private dispose(): void {
+    if (this.disposed) return;
+    for (const side of SIDES) if (this.directions[side].state !== 'idle') this.directions[side].stop('idle');
+    this.billing?.close();
+    this.disposed = true;
+    this.deps.onEmpty(this);
+  }
+
+  stats() {
+    const count = (kind: string) => [...this.endpoints].filter((endpoint) => endpoint.kind === kind).length;
+    let chunksSent = 0;
+    let chunksDropped = 0;
+    let maxBufferedBytes = 0;
+    for (const side of SIDES) {
+      for (const sink of this.hearing[side].sinks) {
+        chunksSent += sink.chunksSent ?? 0;
+        chunksDropped += sink.chunksDropped ?? 0;
+        maxBufferedBytes = Math.max(maxBufferedBytes, sink.bufferedBytes ?? 0);
+      }
+    }
+    return {
+      streams: count('stream'),
+      listeners: count('listen'),
+      lines: count('line'),
+      chunksSent,
+      chunksDropped,
+      maxBufferedBytes,
+      directions: {
+        agent: { state: this.directions.agent.state, interpreting: this.directions.agent.interpreting },
+        customer: { state: this.directions.customer.state, interpreting: this.directions.customer.interpreting },
+      },
+    };
+  }
+}

@@ -1,0 +1,117 @@
+// Admission of a media WebSocket, step by step: the address is not guessing, the path names a stream
+// or listen channel, the call exists, the token (stream) or unlock (listen) is the side's current one,
+// the call is open and ready, the side has a socket slot left, and the side is marked present.
+import type { Duplex } from 'node:stream';
+import type { EventBus } from '../../../../events/bus.js';
+import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
+import type { ConnectionSlots } from '../../../../realtime/connectionSlots.js';
+import { markJoined } from '../../../calls.js';
+import { parseChannelId, verifyMediaSecret } from '../../../join.js';
+import { otherSide, type Side } from '../../../side.js';
+import {
+  admit,
+  loadCall,
+  notWhileClosing,
+  refuse,
+  requireOpen,
+  requireReady,
+  type AdmissionContext,
+  type AdmissionStep,
+  type Refused,
+} from '../../admission.js';
+import { LISTEN_PATH_PREFIX, SOURCE_ID_PATTERN, STREAM_PATH_PREFIX } from '../../protocol.js';
+
+export type SocketKind = 'stream' | 'listen';
+
+export interface SocketAdmission extends AdmissionContext {
+  url: URL;
+  socket: Duplex;
+  address: string;
+  events: EventBus;
+  failedAttempts: FailedAttempts;
+  slots: ConnectionSlots;
+  socketsPerSide: number;
+  kind?: SocketKind;
+  channel?: string;
+  /** The side that owns the socket: a stream's own side, or the side that listens. */
+  side?: Side;
+  sourceId?: string;
+  secret?: string | null;
+}
+
+export interface AdmittedSocket {
+  kind: SocketKind;
+  side: Side;
+  sourceId: string;
+  secret: string | null;
+}
+
+const notGuessing: AdmissionStep<SocketAdmission> = async (ctx) => {
+  const wait = await ctx.failedAttempts.retryAfter(ctx.address);
+  return wait ? refuse('too_many_failed_attempts', wait) : undefined;
+};
+
+const parseEndpoint: AdmissionStep<SocketAdmission> = (ctx) => {
+  const path = ctx.url.pathname;
+  const prefix = path.startsWith(STREAM_PATH_PREFIX) ? STREAM_PATH_PREFIX : path.startsWith(LISTEN_PATH_PREFIX) ? LISTEN_PATH_PREFIX : null;
+  if (!prefix) return refuse('no_endpoint');
+  ctx.kind = prefix === STREAM_PATH_PREFIX ? 'stream' : 'listen';
+  ctx.channel = path.slice(prefix.length);
+  return undefined;
+};
+
+/** A stream is opened by the channel's own side; a listener is the other side, hearing this channel. */
+const parseChannel: AdmissionStep<SocketAdmission> = (ctx) => {
+  const channel = parseChannelId(ctx.channel!);
+  if (!channel) return refuse('unknown_call');
+  ctx.callId = channel.callId;
+  ctx.side = ctx.kind === 'stream' ? channel.side : otherSide(channel.side);
+  ctx.sourceId = ctx.url.searchParams.get('source_id') ?? channel.side;
+  ctx.secret = ctx.url.searchParams.get(ctx.kind === 'stream' ? 'token' : 'unlock');
+  return undefined;
+};
+
+const checkSourceId: AdmissionStep<SocketAdmission> = (ctx) =>
+  ctx.kind === 'stream' && !SOURCE_ID_PATTERN.test(ctx.sourceId!) ? refuse('bad_source_id') : undefined;
+
+const verifySecret: AdmissionStep<SocketAdmission> = (ctx) =>
+  verifyMediaSecret(ctx.call!, ctx.side!, ctx.kind!, ctx.secret ?? null)
+    ? undefined
+    : refuse(ctx.kind === 'stream' ? 'bad_token' : 'bad_unlock');
+
+/** A slot among the side's sockets of this kind, held until the socket closes, whichever way it ends. */
+const takeSlot: AdmissionStep<SocketAdmission> = (ctx) => {
+  const release = ctx.slots.take(`${ctx.kind}:${ctx.call!.id}:${ctx.side}`, ctx.socketsPerSide);
+  if (!release) return refuse('too_many_sockets');
+  ctx.socket.once('close', release);
+  if (!ctx.socket.destroyed) return undefined;
+  release();
+  return refuse('client_gone');
+};
+
+/** Opening its media puts a side in the call: one that hung up and reconnects is back (call.joined). */
+const join: AdmissionStep<SocketAdmission> = async (ctx) => {
+  await markJoined(ctx, ctx.call!, ctx.side!);
+  return undefined;
+};
+
+const STEPS: ReadonlyArray<AdmissionStep<SocketAdmission>> = [
+  notGuessing,
+  parseEndpoint,
+  notWhileClosing,
+  parseChannel,
+  checkSourceId,
+  loadCall,
+  verifySecret,
+  requireOpen,
+  requireReady,
+  takeSlot,
+  join,
+  notWhileClosing,
+];
+
+export async function admitSocket(ctx: SocketAdmission): Promise<AdmittedSocket | Refused> {
+  const refusal = await admit(ctx, STEPS);
+  if (refusal) return refusal;
+  return { kind: ctx.kind!, side: ctx.side!, sourceId: ctx.sourceId!, secret: ctx.secret ?? null };
+}
