@@ -112,10 +112,12 @@ export function notImplemented<K extends OperationId>(operationId: K): Handler<K
 }
 
 /** Any operation's answer, as the router writes it. */
-export type Answer =
-  | { status: number; body?: unknown; headers?: Record<string, string> }
-  | { status: number; binary: BinaryContent }
-  | { eventStream: EventStream };
+export type Answer = JsonAnswer | { status: number; binary: BinaryContent } | { eventStream: EventStream };
+export interface JsonAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
 
 export interface OperationEntry {
   operationId: string;

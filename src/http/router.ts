@@ -10,7 +10,7 @@ import {
   presentedCredential,
   requireScope,
 } from './authenticate.js';
-import type { Answer, OperationEntry, UploadedFile } from './handler.js';
+import type { Answer, JsonAnswer, OperationEntry, UploadedFile } from './handler.js';
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
@@ -85,7 +85,7 @@ function uploadedFiles(req: Request): Partial<Record<string, UploadedFile>> {
   );
 }
 
-const isJson = (answer: Answer): answer is Extract<Answer, { body?: unknown }> => !('eventStream' in answer) && !('binary' in answer);
+const isJson = (answer: Answer): answer is JsonAnswer => !('eventStream' in answer) && !('binary' in answer);
 
 /** Writes a handler's answer: JSON (or nothing), bytes as they are, or an event stream it opens. */
 async function send(app: AppContext, req: Request, res: Response, answer: Answer): Promise<void> {
