@@ -20,14 +20,35 @@ export interface OperationSpec {
   tag: string;
   scope: string | null;
   auth: AuthKind;
+  /** The multipart fields that carry files (`format: binary`), in the contract's order. */
+  files: string[];
 }
 
 interface SpecOperation {
   operationId?: string;
   parameters?: Array<{ $ref?: string }>;
+  requestBody?: unknown;
   tags?: string[];
   security?: Array<Record<string, string[]>>;
   'x-scope'?: string;
+}
+
+/** `node` itself, or what its (local) `$ref` chain points to. */
+function resolved(spec: Record<string, any>, node: any): any {
+  while (node && typeof node.$ref === 'string') {
+    node = node.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((at: any, part: string) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
+  }
+  return node;
+}
+
+function fileFields(spec: Record<string, any>, requestBody: unknown): string[] {
+  const schema = resolved(spec, resolved(spec, requestBody)?.content?.['multipart/form-data']?.schema);
+  return Object.entries<any>(schema?.properties ?? {})
+    .filter(([, property]) => resolved(spec, property)?.format === 'binary')
+    .map(([name]) => name);
 }
 
 function authKind(security: SpecOperation['security'], globalSecurity: SpecOperation['security']): AuthKind {
@@ -65,6 +86,7 @@ export function listOperations(spec: Record<string, any>): OperationSpec[] {
         tag: op.tags[0],
         scope: op['x-scope'] ?? null,
         auth,
+        files: fileFields(spec, op.requestBody),
       });
     }
   }
@@ -73,11 +95,28 @@ export function listOperations(spec: Record<string, any>): OperationSpec[] {
 
 export const handlerFile = (op: OperationSpec) => path.join(root, 'handlers', op.tag, `${op.operationId}.ts`);
 
+/** A handler that answers 501 until someone replaces `notImplemented(...)` with the real function. */
 export function stubSource(op: OperationSpec): string {
   return [
-    "import { notImplemented } from '../../src/http/handler.js';",
+    "import { defineHandler, notImplemented } from '../../src/http/handler.js';",
     '',
-    `export default notImplemented('${op.operationId}');`,
+    `export default defineHandler<'${op.operationId}'>(notImplemented('${op.operationId}'));`,
+    '',
+  ].join('\n');
+}
+
+/** Per operation, what the router resolves before the handler runs: the type of its handler's input. */
+function operationInputsSource(operations: OperationSpec[]): string {
+  const rows = operations.map((op) => {
+    const files = op.files.length ? op.files.map((name) => `'${name}'`).join(' | ') : 'never';
+    return `  ${op.operationId}: { auth: '${op.auth}'; files: ${files} };`;
+  });
+  return [
+    HEADER,
+    '/** How each operation is authenticated, and which of its multipart fields carry files. */',
+    'export interface OperationInputs {',
+    ...rows,
+    '}',
     '',
   ].join('\n');
 }
@@ -120,6 +159,7 @@ export async function generatedFiles(): Promise<Map<string, string>> {
   return new Map([
     [path.join(root, 'src/generated/api.ts'), HEADER + astToString(ast)],
     [path.join(root, 'src/generated/operations.ts'), operationTableSource(operations)],
+    [path.join(root, 'src/generated/operationInputs.ts'), operationInputsSource(operations)],
   ]);
 }
 

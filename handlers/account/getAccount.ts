@@ -1,7 +1,7 @@
-import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { getAccount } from '../../src/services/account.js';
 
 export default defineHandler<'getAccount'>(async ({ app, principal }) => ({
   status: 200,
-  body: await getAccount(app.db, requirePrincipal(principal)),
+  body: await getAccount(app.db, principal),
 }));

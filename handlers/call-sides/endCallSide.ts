@@ -1,8 +1,8 @@
-import { defineHandler, requireCallSide } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { hangUp } from '../../src/calls/calls.js';
 import { joinInfo } from '../../src/calls/join.js';
 
-export default defineHandler<'endCallSide'>(async ({ app, req }) => {
-  const { call, side } = requireCallSide(req);
-  return { status: 200, body: await joinInfo(app.db, app.config, await hangUp(app, call, side), side) };
-});
+export default defineHandler<'endCallSide'>(async ({ app, callSide: { call, side } }) => ({
+  status: 200,
+  body: await joinInfo(app.db, app.config, await hangUp(app, call, side), side),
+}));

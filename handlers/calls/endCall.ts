@@ -1,7 +1,7 @@
-import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { endCall, findCall, presentCall } from '../../src/calls/calls.js';
 
 export default defineHandler<'endCall'>(async ({ app, principal, params }) => {
-  const call = await findCall(app.db, requirePrincipal(principal), params.call_id);
+  const call = await findCall(app.db, principal, params.call_id);
   return { status: 200, body: presentCall(await endCall(app, call)) };
 });

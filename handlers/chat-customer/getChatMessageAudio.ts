@@ -1,8 +1,7 @@
-import { defineHandler, requireChatSession } from '../../src/http/handler.js';
-import { sendRecording } from '../../src/sessions/recordings.js';
+import { defineHandler } from '../../src/http/handler.js';
+import { recordingFile } from '../../src/sessions/recordings.js';
 
-export default defineHandler<'getChatMessageAudio'>(async ({ app, params, req, res }) => {
-  const session = requireChatSession(req);
-  await sendRecording(app.db, session.id, params.message_id, res);
-  return { sent: true };
-});
+export default defineHandler<'getChatMessageAudio'>(async ({ app, params, chat }) => ({
+  status: 200,
+  binary: await recordingFile(app.db, chat.session.id, params.message_id),
+}));

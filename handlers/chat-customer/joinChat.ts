@@ -1,7 +1,7 @@
-import { defineHandler, requireChatSession } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { joinChat } from '../../src/sessions/customerChat.js';
 
-export default defineHandler<'joinChat'>(async ({ app, req }) => ({
+export default defineHandler<'joinChat'>(async ({ app, chat }) => ({
   status: 200,
-  body: await joinChat(app.db, requireChatSession(req)),
+  body: await joinChat(app.db, chat.session),
 }));

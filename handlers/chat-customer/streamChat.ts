@@ -1,10 +1,8 @@
-import { defineHandler, requireChatSession } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { markCustomerSeen } from '../../src/sessions/sessions.js';
-import { streamCustomerEvents } from '../../src/sessions/streams.js';
+import { customerEvents } from '../../src/sessions/streams.js';
 
-export default defineHandler<'streamChat'>(async ({ app, req, res }) => {
-  const session = requireChatSession(req);
-  await markCustomerSeen(app.db, session.id);
-  await streamCustomerEvents(app, session, req.get('x-chat-key')!, req, res);
-  return { sent: true };
+export default defineHandler<'streamChat'>(async ({ app, chat }) => {
+  await markCustomerSeen(app.db, chat.session.id);
+  return { eventStream: customerEvents(app, chat.session, chat.keyHash) };
 });

@@ -1,7 +1,6 @@
-import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
-import { streamOrganizationEvents } from '../../src/sessions/streams.js';
+import { defineHandler } from '../../src/http/handler.js';
+import { organizationEvents } from '../../src/sessions/streams.js';
 
-export default defineHandler<'streamEvents'>(async ({ app, principal, req, res }) => {
-  await streamOrganizationEvents(app, requirePrincipal(principal), req, res);
-  return { sent: true };
-});
+export default defineHandler<'streamEvents'>(async ({ app, principal }) => ({
+  eventStream: organizationEvents(app, principal),
+}));

@@ -1,3 +1,3 @@
-import { notImplemented } from '../../src/http/handler.js';
+import { defineHandler, notImplemented } from '../../src/http/handler.js';
 
-export default notImplemented('revokeOAuthToken');
+export default defineHandler<'revokeOAuthToken'>(notImplemented('revokeOAuthToken'));

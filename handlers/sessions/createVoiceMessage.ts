@@ -1,11 +1,11 @@
-import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { agentAudioPath, presentMessage } from '../../src/sessions/messages.js';
 import { findSession } from '../../src/sessions/sessions.js';
 import { postVoiceMessage, uploadedAudio } from '../../src/sessions/voice.js';
 
-export default defineHandler<'createVoiceMessage'>(async ({ app, principal, params, body, req, requestRef }) => {
-  const session = await findSession(app.db, requirePrincipal(principal), params.session_id);
-  const upload = uploadedAudio(req.files);
+export default defineHandler<'createVoiceMessage'>(async ({ app, principal, params, body, files, requestRef }) => {
+  const session = await findSession(app.db, principal, params.session_id);
+  const upload = uploadedAudio(files.audio);
   const { row, voice } = await postVoiceMessage(app, session, upload, body.sender, body.author_name, requestRef);
   return { status: 201, body: presentMessage(row, voice, agentAudioPath) };
 });

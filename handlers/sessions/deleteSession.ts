@@ -1,7 +1,7 @@
-import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { deleteSession } from '../../src/sessions/sessions.js';
 
 export default defineHandler<'deleteSession'>(async ({ app, principal, params }) => {
-  await deleteSession(app, requirePrincipal(principal), params.session_id);
+  await deleteSession(app, principal, params.session_id);
   return { status: 204, body: undefined };
 });

@@ -1,10 +1,8 @@
-import { defineHandler, requirePrincipal } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
 import { findSession } from '../../src/sessions/sessions.js';
-import { streamSessionEvents } from '../../src/sessions/streams.js';
+import { sessionEvents } from '../../src/sessions/streams.js';
 
-export default defineHandler<'streamSession'>(async ({ app, principal, params, req, res }) => {
-  const caller = requirePrincipal(principal);
-  const session = await findSession(app.db, caller, params.session_id);
-  await streamSessionEvents(app, caller, session, req, res);
-  return { sent: true };
+export default defineHandler<'streamSession'>(async ({ app, principal, params }) => {
+  const session = await findSession(app.db, principal, params.session_id);
+  return { eventStream: sessionEvents(app, principal, session) };
 });

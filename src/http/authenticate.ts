@@ -2,20 +2,19 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import type { ApiPrincipal } from '../auth/principal.js';
-import { callForSide, type CallRow, type Side } from '../calls/calls.js';
+import { callForSide } from '../calls/calls.js';
 import { ApiError, errors } from '../errors.js';
 import { authenticateApiKey } from '../services/apiKeys.js';
-import { sessionForCustomer, type SessionRow } from '../sessions/sessions.js';
+import { sessionForCustomer } from '../sessions/sessions.js';
+import type { CallSide, ChatAccess } from './handler.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       principal?: ApiPrincipal;
-      /** The call and side whose X-Call-Key a public call request carries. */
-      callSide?: { call: CallRow; side: Side };
-      /** The session whose X-Chat-Key a customer chat request carries. */
-      chatSession?: SessionRow;
+      callSide?: CallSide;
+      chat?: ChatAccess;
       requestId: string;
     }
   }
@@ -90,6 +89,8 @@ export function authenticateCallKey(app: AppContext): RequestHandler {
 /** Customer chat endpoints: the session must exist (404) and X-Chat-Key be its current key (401). */
 export function authenticateChatKey(app: AppContext): RequestHandler {
   return limitingFailedAttempts(app, async (req) => {
-    req.chatSession = await sessionForCustomer(app.db, String(req.params.session_id), req.get('x-chat-key'));
+    const session = await sessionForCustomer(app.db, String(req.params.session_id), req.get('x-chat-key'));
+    // The key matched the session's current one, so its hash is the one stored.
+    req.chat = { session, keyHash: session.customer_key_hash };
   });
 }

@@ -1,11 +1,17 @@
-// The typed shape of an operation handler, derived from the generated contract types.
-import type { Request, Response } from 'express';
-import type { operations } from '../generated/api.js';
+// The typed shape of an operation handler, derived from the generated contract types: its input is what
+// the router resolved for the operation (by how the contract authenticates it), its result one of the
+// operation's documented answers. Handlers never see the request or the response: only the HTTP
+// layer reads headers and writes JSON, bytes and event streams.
 import type { AppContext } from '../appContext.js';
 import type { ApiPrincipal } from '../auth/principal.js';
+import type { CallRow, Side } from '../calls/calls.js';
 import { errors } from '../errors.js';
+import type { operations } from '../generated/api.js';
+import type { OperationInputs } from '../generated/operationInputs.js';
+import type { EventStream } from '../realtime/eventStream.js';
+import type { SessionRow } from '../sessions/sessions.js';
 
-export type OperationId = keyof operations;
+export type OperationId = keyof operations & keyof OperationInputs;
 type Op<K extends OperationId> = operations[K];
 
 /** `never` (no such part in the contract) becomes an empty object, so handlers can destructure. */
@@ -23,61 +29,94 @@ export type RequestBody<K extends OperationId> = BodyContent<K> extends { 'appli
       ? B
       : undefined;
 
-type SuccessStatus<K extends OperationId> = Extract<keyof Op<K>['responses'], 200 | 201 | 204>;
-type ResponseBody<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
-
-/** What a handler returns: one of the operation's documented success answers. */
-export type HandlerResult<K extends OperationId> = {
-  [S in SuccessStatus<K>]: { status: S; body: ResponseBody<Op<K>['responses'][S]>; headers?: Record<string, string> };
-}[SuccessStatus<K>];
-
-/** A handler that wrote the response itself (event streams, audio). */
-export interface SentByHandler {
-  sent: true;
+/** The call and side whose X-Call-Key a public call request carries. */
+export interface CallSide {
+  call: CallRow;
+  side: Side;
 }
 
-export interface HandlerInput<K extends OperationId> {
+/** The session whose X-Chat-Key a customer chat request carries, and the hash of that key. */
+export interface ChatAccess {
+  session: SessionRow;
+  keyHash: string;
+}
+
+/** A file of a multipart upload, as received. */
+export interface UploadedFile {
+  data: Buffer;
+  mimeType: string;
+  /** The name the client gave it; may be empty. */
+  filename: string;
+}
+
+/** What the router resolved before the handler runs, by how the contract authenticates the operation. */
+interface ResolvedBy {
+  /** The API key or app behind a /v1 request. */
+  api: { principal: ApiPrincipal };
+  callKey: { callSide: CallSide };
+  chatKey: { chat: ChatAccess };
+  admin: Record<never, never>;
+  none: Record<never, never>;
+}
+
+type FileFields<K extends OperationId> = OperationInputs[K]['files'];
+/** The operation's uploaded files by field; only operations whose contract takes files have them. */
+type Uploads<K extends OperationId> = [FileFields<K>] extends [never]
+  ? Record<never, never>
+  : { files: { [F in FileFields<K>]?: UploadedFile } };
+
+export type HandlerInput<K extends OperationId> = {
   app: AppContext;
   params: PathParams<K>;
   query: QueryParams<K>;
   body: RequestBody<K>;
-  /** The API key or app behind a /v1 request; absent on public and admin operations. */
-  principal: ApiPrincipal | undefined;
   /** Set when the request carries an Idempotency-Key: ties charges to the request so a retry pays once. */
   requestRef: string | null;
-  req: Request;
-  res: Response;
+} & ResolvedBy[OperationInputs[K]['auth']] &
+  Uploads<K>;
+
+/** Bytes answered as they are (a recording), with their type and how long a client may keep them. */
+export interface BinaryContent {
+  contentType: string;
+  data: Buffer;
+  cacheControl?: string;
 }
 
-export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<HandlerResult<K> | SentByHandler>;
+type SuccessStatus<K extends OperationId> = Extract<keyof Op<K>['responses'], 200 | 201 | 204>;
+
+/** The answer a documented success response allows: JSON, no body, bytes, or an event stream (always 200). */
+type AnswerTo<S, R> = R extends { content: infer C }
+  ? C extends { 'application/json': infer B }
+    ? { status: S; body: B; headers?: Record<string, string> }
+    : C extends { 'text/event-stream': unknown }
+      ? { eventStream: EventStream }
+      : { status: S; binary: BinaryContent }
+  : { status: S; body: undefined; headers?: Record<string, string> };
+
+/** What a handler returns: one of the operation's documented success answers. */
+export type HandlerResult<K extends OperationId> = {
+  [S in SuccessStatus<K>]: AnswerTo<S, Op<K>['responses'][S]>;
+}[SuccessStatus<K>];
+
+export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<HandlerResult<K>>;
 
 export function defineHandler<K extends OperationId>(handler: Handler<K>): Handler<K> {
   return handler;
 }
 
-/** The principal of an operation that requires an API key; the router guarantees it is there. */
-export function requirePrincipal(principal: ApiPrincipal | undefined): ApiPrincipal {
-  if (!principal) throw new Error('operation needs an authenticated principal');
-  return principal;
-}
-
-/** The call side of a public call operation; the router authenticated X-Call-Key before the handler. */
-export function requireCallSide(req: Request): NonNullable<Request['callSide']> {
-  if (!req.callSide) throw new Error('operation needs an authenticated call side');
-  return req.callSide;
-}
-
-/** The session of a customer chat operation; the router authenticated X-Chat-Key before the handler. */
-export function requireChatSession(req: Request): NonNullable<Request['chatSession']> {
-  if (!req.chatSession) throw new Error('operation needs an authenticated chat session');
-  return req.chatSession;
-}
-
-/** Placeholder that codegen writes for an operation nobody has implemented yet. */
-export function notImplemented(operationId: string): Handler<OperationId> {
+/** What codegen's stub puts in a new handler until someone writes it: 501. */
+export function notImplemented<K extends OperationId>(operationId: K): Handler<K> {
   return async () => {
     throw errors.notImplemented(operationId);
   };
+}
+
+/** Any operation's answer, as the router writes it. */
+export type Answer = JsonAnswer | { status: number; binary: BinaryContent } | { eventStream: EventStream };
+export interface JsonAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
 }
 
 export interface OperationEntry {
@@ -89,17 +128,18 @@ export interface OperationEntry {
   scope: string | null;
   auth: 'api' | 'callKey' | 'chatKey' | 'admin' | 'none';
   // Method syntax on purpose: each handler is typed against its own operation, and the table, which
-  // only calls it with what the validator let through, accepts them all.
-  handler(input: UntypedHandlerInput): Promise<{ status: number; body?: unknown; headers?: Record<string, string> } | SentByHandler>;
+  // only calls it with what the validator and the guards let through, accepts them all.
+  handler(input: UntypedHandlerInput): Promise<Answer>;
 }
 
-interface UntypedHandlerInput {
+export interface UntypedHandlerInput {
   app: AppContext;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: unknown;
-  principal: ApiPrincipal | undefined;
   requestRef: string | null;
-  req: Request;
-  res: Response;
+  principal?: ApiPrincipal;
+  callSide?: CallSide;
+  chat?: ChatAccess;
+  files?: Partial<Record<string, UploadedFile>>;
 }

@@ -21,8 +21,8 @@ export const perCall: RateLimitBucket = (req) => {
 };
 
 export const perSession: RateLimitBucket = (req) => {
-  if (!req.chatSession) throw new Error('rate limit needs an authenticated chat session');
-  return `session:${req.chatSession.id}`;
+  if (!req.chat) throw new Error('rate limit needs an authenticated chat session');
+  return `session:${req.chat.session.id}`;
 };
 
 /** Counts the request against its window and reports the window in headers. */

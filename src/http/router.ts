@@ -10,8 +10,9 @@ import {
   presentedCredential,
   requireScope,
 } from './authenticate.js';
-import type { OperationEntry } from './handler.js';
+import type { Answer, JsonAnswer, OperationEntry, UploadedFile } from './handler.js';
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
+import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
 import { contractValidator, documentedBody } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
@@ -42,46 +43,63 @@ export function operationsRouter(app: AppContext): express.Router {
 function invoke(app: AppContext, op: OperationEntry): RequestHandler {
   return async (req: Request, res: Response) => {
     const idempotencyKey = op.method === 'post' && req.principal ? req.get('idempotency-key') : undefined;
+    const files = uploadedFiles(req);
     const run = (requestRef: string | null) =>
       op.handler({
         app,
         params: req.params,
         query: req.query,
         body: req.body,
-        principal: req.principal,
         requestRef,
-        req,
-        res,
+        principal: req.principal,
+        callSide: req.callSide,
+        chat: req.chat,
+        files,
       });
     if (!idempotencyKey) {
-      send(res, await run(null));
+      await send(app, req, res, await run(null));
       return;
     }
     const principalKey = req.principal!.rateLimitKey;
     const request = {
       principalKey,
       idempotencyKey,
-      fingerprint: requestFingerprint(req.method, req.path, req.body, uploadedFiles(req)),
+      fingerprint: requestFingerprint(req.method, req.path, req.body, Object.values(files).map((file) => file!.data)),
       credential: presentedCredential(req)!,
       instanceId: app.instanceId,
     };
     const answer = await runIdempotently(app.db, request, async () => {
       const result = await run(requestRefFor(principalKey, idempotencyKey));
-      if ('sent' in result) throw new Error(`${op.operationId} writes its own response and cannot be idempotent`);
+      if (!isJson(result)) throw new Error(`${op.operationId} answers with more than JSON and cannot be idempotent`);
       return result;
     });
-    send(res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
+    await send(app, req, res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
 }
 
-const uploadedFiles = (req: Request): Buffer[] =>
-  Array.isArray(req.files) ? req.files.map((file: { buffer: Buffer }) => file.buffer) : [];
+/** The files the contract validator's multipart parser left on the request, by field. */
+function uploadedFiles(req: Request): Partial<Record<string, UploadedFile>> {
+  const files = Array.isArray(req.files) ? req.files : [];
+  return Object.fromEntries(
+    files.map((file) => [file.fieldname, { data: file.buffer, mimeType: file.mimetype, filename: file.originalname }]),
+  );
+}
 
-function send(res: Response, result: Awaited<ReturnType<OperationEntry['handler']>>) {
-  if ('sent' in result) return;
-  if (result.headers) res.set(result.headers);
-  if (result.body === undefined) res.status(result.status).end();
-  else res.status(result.status).json(result.body);
+const isJson = (answer: Answer): answer is JsonAnswer => !('eventStream' in answer) && !('binary' in answer);
+
+/** Writes a handler's answer: JSON (or nothing), bytes as they are, or an event stream it opens. */
+async function send(app: AppContext, req: Request, res: Response, answer: Answer): Promise<void> {
+  if ('eventStream' in answer) return openEventStream(app, req, res, answer.eventStream);
+  if ('binary' in answer) {
+    const { contentType, data, cacheControl } = answer.binary;
+    res.status(answer.status).type(contentType);
+    if (cacheControl) res.set('Cache-Control', cacheControl);
+    res.send(data);
+    return;
+  }
+  if (answer.headers) res.set(answer.headers);
+  if (answer.body === undefined) res.status(answer.status).end();
+  else res.status(answer.status).json(answer.body);
 }
 
 const templates = operationTable.map((op) => ({

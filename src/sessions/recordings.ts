@@ -1,11 +1,18 @@
-import type { Response } from 'express';
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import { recordingOf } from './messages.js';
 
-/** Sends a voice message's recording as uploaded; 404 for text messages and erased recordings. */
-export async function sendRecording(db: Knex, sessionId: string, messageId: number, res: Response): Promise<void> {
+/** A voice message's recording as uploaded, and how long a client may keep it. */
+export interface RecordingFile {
+  contentType: string;
+  data: Buffer;
+  /** Private: a recording is one conversation's, never a shared cache's. */
+  cacheControl: string;
+}
+
+/** The recording of a voice message; 404 for text messages and erased recordings. */
+export async function recordingFile(db: Knex, sessionId: string, messageId: number): Promise<RecordingFile> {
   const recording = await recordingOf(db, sessionId, messageId);
   if (!recording) throw errors.notFound('recording');
-  res.status(200).type(recording.mime_type).set('Cache-Control', 'private, max-age=3600').send(recording.data);
+  return { contentType: recording.mime_type, data: recording.data, cacheControl: 'private, max-age=3600' };
 }

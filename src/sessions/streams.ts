@@ -1,61 +1,52 @@
-// The three live streams over the event log: the organization's, one session's (for agents), and
-// the customer's view of one session.
-import type { Request, Response } from 'express';
+// The three live streams over the event log, as descriptions the HTTP layer opens: the organization's,
+// one session's (for agents), and the customer's view of one session.
 import type { AppContext } from '../appContext.js';
 import { credentialIdOf, type ApiPrincipal } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { hashSecret } from '../ids.js';
-import { openEventStream, type StreamOptions } from '../realtime/sse.js';
+import type { EventStream } from '../realtime/eventStream.js';
 import { isApiKeyActive } from '../services/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
 import { customerAudioPath, type MessageOut } from './messages.js';
 import type { SessionRow } from './sessions.js';
 
-type StreamDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'shutdown' | 'revocations' | 'eventStreams'>;
+type StreamDeps = Pick<AppContext, 'db' | 'config'>;
 
 const everything = () => true;
 const asStored = (event: BusEvent) => event.payload;
 
 /** A stream opened with an API key: one of the key's streams, ended when the key is revoked. */
-function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<StreamOptions, 'holder' | 'credential'> {
+function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<EventStream, 'holder' | 'credential'> {
   const credentialId = credentialIdOf(principal);
   const limit = app.config.connections.eventStreamsPerKey;
   return {
-    holder: { slots: app.eventStreams, id: `credential:${credentialId}`, limit, refusal: () => errors.tooManyStreams('API key', limit) },
+    holder: { id: `credential:${credentialId}`, limit, refusal: () => errors.tooManyStreams('API key', limit) },
     credential: {
       id: credentialId,
-      revocations: app.revocations,
       isActive: () => isApiKeyActive(app.db, principal.keyId),
       refusal: errors.invalidApiKey,
     },
   };
 }
 
-export function streamOrganizationEvents(app: StreamDeps, principal: ApiPrincipal, req: Request, res: Response) {
-  return openEventStream(req, res, {
-    db: app.db,
-    bus: app.events,
+export function organizationEvents(app: StreamDeps, principal: ApiPrincipal): EventStream {
+  return {
     scope: { orgId: principal.orgId, mode: principal.mode },
     accept: everything,
     present: asStored,
     ...heldByKey(app, principal),
     heartbeatMs: app.config.sseHeartbeatMs,
-    shutdown: app.shutdown,
-  });
+  };
 }
 
-export function streamSessionEvents(app: StreamDeps, principal: ApiPrincipal, session: SessionRow, req: Request, res: Response) {
-  return openEventStream(req, res, {
-    db: app.db,
-    bus: app.events,
+export function sessionEvents(app: StreamDeps, principal: ApiPrincipal, session: SessionRow): EventStream {
+  return {
     scope: { orgId: session.org_id, mode: session.mode, sessionId: session.id },
     accept: everything,
     present: asStored,
     endAfter: (event) => event.payload.type === 'session.deleted',
     ...heldByKey(app, principal),
     heartbeatMs: app.config.sseHeartbeatMs,
-    shutdown: app.shutdown,
-  });
+  };
 }
 
 const CUSTOMER_EVENT_TYPES = new Set(['message.created', 'session.typing', 'session.updated', 'session.closed']);
@@ -74,12 +65,10 @@ function forCustomer(event: BusEvent) {
   return payload;
 }
 
-export function streamCustomerEvents(app: StreamDeps, session: SessionRow, key: string, req: Request, res: Response) {
-  const keyHash = hashSecret(key);
+/** `keyHash`: the hash of the chat key the stream is opened with. */
+export function customerEvents(app: StreamDeps, session: SessionRow, keyHash: string): EventStream {
   const limit = app.config.connections.chatStreamsPerSession;
-  return openEventStream(req, res, {
-    db: app.db,
-    bus: app.events,
+  return {
     scope: { orgId: session.org_id, mode: session.mode, sessionId: session.id },
     accept: (event) =>
       CUSTOMER_EVENT_TYPES.has(event.payload.type) &&
@@ -92,8 +81,7 @@ export function streamCustomerEvents(app: StreamDeps, session: SessionRow, key: 
       const current = await app.db('sessions').where({ id: session.id }).first('customer_key_hash');
       return current?.customer_key_hash !== keyHash;
     },
-    holder: { slots: app.eventStreams, id: `chat:${session.id}`, limit, refusal: () => errors.tooManyStreams('chat session', limit) },
+    holder: { id: `chat:${session.id}`, limit, refusal: () => errors.tooManyStreams('chat session', limit) },
     heartbeatMs: app.config.sseHeartbeatMs,
-    shutdown: app.shutdown,
-  });
+  };
 }

@@ -91,11 +91,8 @@ export async function postVoiceMessage(
   });
 }
 
-/** The uploaded `audio` part that the contract validator's multipart parser left on the request. */
-export function uploadedAudio(files: unknown): VoiceUpload {
-  const file = (Array.isArray(files) ? files : []).find((f: { fieldname?: string }) => f.fieldname === 'audio') as
-    | { buffer: Buffer; mimetype: string; originalname: string }
-    | undefined;
+/** The uploaded `audio` part, as the HTTP layer received it; 422 when the request has none. */
+export function uploadedAudio(file: VoiceUpload | undefined): VoiceUpload {
   if (!file) throw audioProblem('the audio file is missing', 'missing');
-  return { data: file.buffer, mimeType: file.mimetype, filename: file.originalname || 'voice-message' };
+  return { ...file, filename: file.filename || 'voice-message' };
 }

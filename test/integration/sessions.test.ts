@@ -161,6 +161,25 @@ describe(`support chats (${backendName})`, () => {
     expect((await chat('/ses_nope', newKey)).status).toBe(404);
   });
 
+  it('a customer stream resumed with the new link from before the rotation keeps going', async () => {
+    const { session, chatKey } = await createSession();
+    const before = await openEventStream(`${t.url}/chat/public/${session.id}/stream`, { 'X-Chat-Key': chatKey });
+    await api(`/v1/sessions/${session.id}/messages`, { method: 'POST', body: { sender: 'agent', text: 'before' } });
+    const seen = await before.waitFor((event) => event.event === 'message.created');
+    const rotated = await (await api(`/v1/sessions/${session.id}/customer-link`, { method: 'POST' })).json();
+    await before.ended;
+
+    const newKey = rotated.customer_url.split('#k=')[1];
+    // The backlog holds the rotation; this stream was opened with the link it made, so it stays open.
+    const resumed = await openEventStream(`${t.url}/chat/public/${session.id}/stream`, { 'X-Chat-Key': newKey, 'Last-Event-ID': seen.id! });
+    expect(resumed.status).toBe(200);
+    await api(`/v1/sessions/${session.id}/messages`, { method: 'POST', body: { sender: 'agent', text: 'after' } });
+    const after = await resumed.waitFor((event) => event.event === 'message.created');
+    expect(after.data.data.text).toBe('after');
+    expect(resumed.events.map((event) => event.event)).toEqual(['message.created']);
+    resumed.close();
+  });
+
   it('deletes a session with all its messages and events for good', async () => {
     const { session } = await createSession({ customer_language: 'fi' });
     await api(`/v1/sessions/${session.id}/messages`, { method: 'POST', body: { sender: 'agent', text: 'Secret order number 4711' } });

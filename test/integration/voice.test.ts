@@ -98,6 +98,42 @@ describe(`voice messages (${backendName})`, () => {
     expect(await t.server.app.db('messages').where({ session_id: session.id })).toHaveLength(0);
   });
 
+  it('answers a recording as its bytes, privately cacheable, and HEAD with the same headers; a text message has none', async () => {
+    const session = await createSession(testKey);
+    const chatKey = session.customer_url.split('#k=')[1];
+    const file = await fixture('speech-3s.wav');
+    const message = await (await upload(testKey, session.id, file, 'speech-3s.wav', 'audio/wav')).json();
+    const answers = [
+      [`/v1/sessions/${session.id}/messages/${message.id}/audio`, { Authorization: `Bearer ${testKey}` }],
+      [`/chat/public/${session.id}/messages/${message.id}/audio`, { 'X-Chat-Key': chatKey }],
+    ] as const;
+    for (const [audioPath, headers] of answers) {
+      for (const method of ['GET', 'HEAD']) {
+        const res = await fetch(`${t.url}${audioPath}`, { method, headers });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('audio/wav');
+        expect(res.headers.get('cache-control')).toBe('private, max-age=3600');
+        expect(res.headers.get('content-length')).toBe(String(file.length));
+        const body = Buffer.from(await res.arrayBuffer());
+        expect(body.equals(method === 'GET' ? file : Buffer.alloc(0))).toBe(true);
+      }
+    }
+    const publicAnswer = await fetch(`${t.url}${answers[1][0]}`, { headers: answers[1][1] });
+    expect(publicAnswer.headers.get('access-control-allow-origin')).toBe('*');
+
+    const text = await fetch(`${t.url}/v1/sessions/${session.id}/messages`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${testKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sender: 'agent', text: 'hello' }),
+    });
+    const textAudio = await fetch(`${t.url}/v1/sessions/${session.id}/messages/${(await text.json()).id}/audio`, {
+      headers: { Authorization: `Bearer ${testKey}` },
+    });
+    expect(textAudio.status).toBe(404);
+    expect(textAudio.headers.get('content-type')).toContain('application/json');
+    expect((await textAudio.json()).detail).toMatch(/recording/);
+  });
+
   it('refuses a file over 10 MB with 413, and a missing file or sender with 422', async () => {
     const session = await createSession(testKey);
     expect((await upload(testKey, session.id, Buffer.alloc(10 * 1024 * 1024 + 1), 'big.wav', 'audio/wav')).status).toBe(413);

@@ -1,41 +1,17 @@
-// Server-sent event streams over the event log and bus: backlog after Last-Event-ID, then live events
-// as they are published, heartbeats, and clean-up when the client goes away, the credential is
-// revoked or the server stops. Each stream takes one of its holder's slots (a limit per holder).
+// Writes an event stream the domain described (src/realtime/eventStream.ts) as server-sent events:
+// backlog after Last-Event-ID, then live events as they are published, heartbeats, and clean-up when the
+// client goes away, the credential is revoked or the server stops. Each stream takes one of its holder's
+// slots (a limit per holder).
 import type { Request, Response } from 'express';
-import type { Knex } from 'knex';
-import type { RevocationBus } from '../auth/revocation.js';
-import { errors, type ApiError } from '../errors.js';
-import type { EventBus } from '../events/bus.js';
+import type { AppContext } from '../appContext.js';
+import { errors } from '../errors.js';
 import { eventsAfter, latestSequence, sequenceOf, type StreamScope } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
-import type { ConnectionSlots } from './connectionSlots.js';
+import type { EventStream } from '../realtime/eventStream.js';
 
 const BACKLOG_PAGE = 500;
 
-export interface StreamOptions {
-  db: Knex;
-  bus: EventBus;
-  scope: StreamScope;
-  /** Which events of the scope this stream shows (the log and the bus carry more). */
-  accept(event: BusEvent): boolean;
-  /** What the client sees of an event. */
-  present(event: BusEvent): unknown;
-  /** Ends the stream after this event has been handled (e.g. the session was deleted). */
-  endAfter?(event: BusEvent): boolean | Promise<boolean>;
-  /** Whose stream this is: it takes one of the holder's slots, or is refused with `refusal`. */
-  holder: { slots: ConnectionSlots; id: string; limit: number; refusal(): ApiError };
-  /** The credential the stream was opened with: its revocation ends the stream. */
-  credential?: {
-    id: string;
-    revocations: RevocationBus;
-    /** Whether the credential still works (it may have been revoked before the stream watched). */
-    isActive(): Promise<boolean>;
-    /** What a revoked credential gets. */
-    refusal(): ApiError;
-  };
-  heartbeatMs: number;
-  shutdown: AbortSignal;
-}
+type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'revocations' | 'shutdown'>;
 
 const STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -54,9 +30,10 @@ function frame(event: BusEvent, data: unknown): string {
   return `${id}event: ${event.payload.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-export async function openEventStream(req: Request, res: Response, options: StreamOptions): Promise<void> {
-  const { db, bus, scope, holder, credential } = options;
-  const release = holder.slots.take(holder.id, holder.limit);
+export async function openEventStream(deps: StreamDeps, req: Request, res: Response, stream: EventStream): Promise<void> {
+  const { db, events, revocations, shutdown } = deps;
+  const { scope, holder, credential } = stream;
+  const release = deps.eventStreams.take(holder.id, holder.limit);
   if (!release) throw holder.refusal();
   if (req.method === 'HEAD') {
     // What a GET would get, at once and without a body: no stream is opened.
@@ -75,17 +52,17 @@ export async function openEventStream(req: Request, res: Response, options: Stre
 
   const deliver = async (event: BusEvent) => {
     if (closed || !inScope(scope, event)) return;
-    if (options.accept(event)) res.write(frame(event, options.present(event)));
-    if (await options.endAfter?.(event)) end();
+    if (stream.accept(event)) res.write(frame(event, stream.present(event)));
+    if (await stream.endAfter?.(event)) end();
   };
-  const unsubscribe = bus.subscribe((event) => {
+  const unsubscribe = events.subscribe((event) => {
     // A failed delivery (the database, behind endAfter) ends the stream; the client resumes from its last id.
     if (live) deliver(event).catch(end);
     else pending.push(event);
   });
   let revokedBeforeStart = false;
   const unwatch = credential
-    ? credential.revocations.watch(credential.id, () => {
+    ? revocations.watch(credential.id, () => {
         if (res.headersSent) end();
         else revokedBeforeStart = true;
       })
@@ -98,7 +75,7 @@ export async function openEventStream(req: Request, res: Response, options: Stre
     unsubscribe();
     unwatch();
     release();
-    options.shutdown.removeEventListener('abort', end);
+    shutdown.removeEventListener('abort', end);
     return true;
   };
   function end() {
@@ -108,13 +85,13 @@ export async function openEventStream(req: Request, res: Response, options: Stre
   res.once('close', end);
   res.on('error', end);
   // A server shutting down ends its streams, or it would wait for them forever.
-  options.shutdown.addEventListener('abort', end, { once: true });
+  shutdown.addEventListener('abort', end, { once: true });
   // The client may have gone while the request was authenticated: its 'close' has already passed.
   if (res.destroyed) end();
 
   let startSeq: number;
   try {
-    if (options.shutdown.aborted) throw errors.unavailable('the server is shutting down');
+    if (shutdown.aborted) throw errors.unavailable('the server is shutting down');
     const lastEventId = req.get('last-event-id');
     // Where the stream starts: after the client's last event, or (new stream, unknown id) now. Read
     // after subscribing; the backlog query below then covers whatever commits in between.
@@ -131,7 +108,7 @@ export async function openEventStream(req: Request, res: Response, options: Stre
 
   res.writeHead(200, STREAM_HEADERS);
   res.write(': connected\n\n');
-  heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatMs);
+  heartbeat = setInterval(() => res.write(': heartbeat\n\n'), stream.heartbeatMs);
 
   for (let after = startSeq; !closed; ) {
     const page = await eventsAfter(db, scope, after, BACKLOG_PAGE);

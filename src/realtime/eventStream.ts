@@ -1,0 +1,28 @@
+// An event stream as the domain describes it: which part of the event log it follows, which events it
+// shows and how, when it ends, whose it is and which credential keeps it open. The HTTP layer
+// (src/http/sse.ts) opens it as server-sent events: backlog, live events, heartbeats, slots, revocation.
+import type { ApiError } from '../errors.js';
+import type { StreamScope } from '../events/log.js';
+import type { BusEvent } from '../events/types.js';
+
+export interface EventStream {
+  scope: StreamScope;
+  /** Which events of the scope this stream shows (the log and the bus carry more). */
+  accept(event: BusEvent): boolean;
+  /** What the client sees of an event. */
+  present(event: BusEvent): unknown;
+  /** Ends the stream after this event has been handled (e.g. the session was deleted). */
+  endAfter?(event: BusEvent): boolean | Promise<boolean>;
+  /** Whose stream this is: it takes one of the holder's slots, or is refused with `refusal`. */
+  holder: { id: string; limit: number; refusal(): ApiError };
+  /** The credential the stream was opened with: its revocation ends the stream. */
+  credential?: {
+    id: string;
+    /** Whether the credential still works (it may have been revoked before the stream watched). */
+    isActive(): Promise<boolean>;
+    /** What a revoked credential gets. */
+    refusal(): ApiError;
+  };
+  /** How often a quiet stream says it is still there. */
+  heartbeatMs: number;
+}
