@@ -13,88 +13,19 @@
 
 import type { IncomingMessage } from 'node:http';
 import { WebSocket, type RawData } from 'ws';
-import { backoffDelay, type Backoff } from './backoff.js';
+import { backoffDelay } from './backoff.js';
 import { BoundedQueue } from './boundedQueue.js';
-
-export type UpstreamLogLevel = 'debug' | 'info' | 'warn' | 'error';
-/** Optional log sink, e.g. `(level, msg, details) => logger[level](details ?? {}, msg)` for pino. */
-export type UpstreamLogger = (level: UpstreamLogLevel, message: string, details?: Record<string, unknown>) => void;
-
-/** What the socket uses of a `ws` WebSocket (tests pass a fake). */
-export interface UpstreamTransport {
-  readonly readyState: number;
-  readonly bufferedAmount: number;
-  send(data: string | Buffer, callback?: (err?: Error) => void): void;
-  close(code?: number, reason?: string): void;
-  terminate(): void;
-  on(event: string, listener: (...args: any[]) => void): unknown;
-}
-
-export type OpenTransport = (url: string, options: { headers: Record<string, string>; handshakeTimeout: number }) => UpstreamTransport;
-
-const openWebSocket: OpenTransport = (url, options) =>
-  new WebSocket(url, { headers: options.headers, handshakeTimeout: options.handshakeTimeout, perMessageDeflate: false });
-
-export interface ReconnectOptions extends Backoff {
-  /** Reconnect attempts in a row (after a loss, or after a failed first connect) before `failed`. */
-  maxAttempts: number;
-}
-
-export interface ReconnectingSocketOptions {
-  /** Prefix of log messages (`<name>: upstream connection ended`). */
-  name: string;
-  url: string;
-  headers?: Record<string, string>;
-  /** The upgrade plus the owner's setup handshake (until ready()) must finish within this. */
-  setupTimeoutMs: number;
-  reconnect: ReconnectOptions;
-  /** Streamed messages kept while no session is up (the newest are kept). */
-  maxQueued: number;
-  /** Streamed messages are dropped while the send buffer holds more than this many bytes. */
-  maxBufferedBytes: number;
-  /** close() waits this long for the upstream to flush and close before terminating. */
-  closeTimeoutMs: number;
-  /** Reason sent with an orderly close frame. */
-  closeReason: string;
-  /** HTTP statuses at the upgrade that end the socket at once, without retrying. Default 401, 403. */
-  fatalStatuses?: readonly number[];
-  logger?: UpstreamLogger;
-  /** Default: a `ws` WebSocket without compression. */
-  openTransport?: OpenTransport;
-}
-
-export type UpstreamFailure =
-  /** The socket could not even be created (e.g. an unusable URL). */
-  | { reason: 'cannot_open'; problem: string }
-  /** The upgrade was answered with one of `fatalStatuses`. */
-  | { reason: 'refused'; status: number }
-  /** The owner marked the connection fatal (markFatal) and it ended. */
-  | { reason: 'rejected'; problem: string }
-  /** `attempts` reconnect attempts in a row did not bring a session up. */
-  | { reason: 'gave_up'; attempts: number; problem: string };
-
-export type UpstreamStatus =
-  | { state: 'connected' }
-  | { state: 'reconnecting'; problem: string }
-  | { state: 'failed'; failure: UpstreamFailure };
-
-export interface UpstreamHandlers {
-  /** A connection opened: send the setup handshake, and call ready() once the upstream confirms it. */
-  onOpen(): void;
-  onMessage(data: Buffer, isBinary: boolean): void;
-  /** The connection in use ended unexpectedly (before a reconnect or failure is decided). */
-  onConnectionLost(): void;
-  onStatus(status: UpstreamStatus): void;
-}
-
-/** A farewell for close(): sent only while a session is up. */
-export interface Farewell {
-  messages: Array<string | Buffer>;
-  /** The last message asks the upstream to flush and close (wait for it); otherwise close after sending. */
-  upstreamCloses: boolean;
-}
-
-export type SocketState = 'idle' | 'connecting' | 'connected' | 'waiting' | 'failed' | 'closed';
+import { errorMessage } from './failureText.js';
+import type {
+  Farewell,
+  ReconnectingSocketOptions,
+  SocketState,
+  UpstreamFailure,
+  UpstreamHandlers,
+  UpstreamLogger,
+  UpstreamStatus,
+} from './socketTypes.js';
+import { openWebSocket, safely, toBuffer, type OpenTransport, type UpstreamTransport } from './transport.js';
 
 const DEFAULT_FATAL_STATUSES = [401, 403];
 
@@ -386,23 +317,5 @@ export class ReconnectingSocket {
     if (timer) clearTimeout(timer);
     if (which === 'retry') this.retryTimer = null;
     else this.setupTimer = null;
-  }
-}
-
-function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function safely(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // Socket teardown errors are irrelevant here.
   }
 }

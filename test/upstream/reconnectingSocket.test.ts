@@ -3,14 +3,9 @@
 // checked step by step without a network or a wall clock.
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  ReconnectingSocket,
-  type OpenTransport,
-  type ReconnectingSocketOptions,
-  type UpstreamHandlers,
-  type UpstreamStatus,
-  type UpstreamTransport,
-} from '../../src/upstream/reconnectingSocket.js';
+import { ReconnectingSocket } from '../../src/upstream/reconnectingSocket.js';
+import type { ReconnectingSocketOptions, UpstreamHandlers, UpstreamStatus } from '../../src/upstream/socketTypes.js';
+import type { OpenTransport, UpstreamTransport } from '../../src/upstream/transport.js';
 
 const CONNECTING = 0;
 const OPEN = 1;

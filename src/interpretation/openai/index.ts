@@ -12,6 +12,7 @@
 // socket (../../upstream/reconnectingSocket.ts); ./settings.ts holds the options and their defaults.
 
 import type { InterpreterFactory } from '../../calls/media/interpreter.js';
+import { errorMessage } from '../../upstream/failureText.js';
 import { failedInterpreter } from '../failedInterpreter.js';
 import { OpenAiRealtimeInterpreter } from './interpreter.js';
 import { resolveSettings, type OpenAiInterpreterFactoryOptions } from './settings.js';
@@ -34,7 +35,7 @@ export function createOpenAiInterpreterFactory(opts: OpenAiInterpreterFactoryOpt
       return new OpenAiRealtimeInterpreter(settings, options);
     } catch (err) {
       // Never throw from the factory: report failure instead.
-      const message = `live interpretation could not start: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `live interpretation could not start: ${errorMessage(err)}`;
       settings.logger('error', message);
       return failedInterpreter(options, message);
     }

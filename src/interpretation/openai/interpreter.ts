@@ -8,10 +8,12 @@
 // `maxBufferedBytes` (slow upstream) new frames are dropped. push() and close() never throw.
 
 import type { Interpreter, InterpreterOptions, InterpreterStatus } from '../../calls/media/interpreter.js';
-import { ReconnectingSocket, type UpstreamFailure, type UpstreamStatus } from '../../upstream/reconnectingSocket.js';
+import { errorMessage } from '../../upstream/failureText.js';
+import { ReconnectingSocket } from '../../upstream/reconnectingSocket.js';
+import type { UpstreamFailure, UpstreamStatus } from '../../upstream/socketTypes.js';
 import { FRAME_BYTES, FrameBatcher } from '../audioFrames.js';
 import { translationModelSpeaks } from '../languages.js';
-import { parseIncomingEvent, readText, type IncomingEvent, type ServerErrorEvent } from './events.js';
+import { parseIncomingEvent, readText, type ServerErrorEvent } from './events.js';
 import { RealtimeWire } from './realtimeWire.js';
 import type { InterpreterLogLevel, Settings } from './settings.js';
 import { TranslationWire } from './translationWire.js';
@@ -112,8 +114,10 @@ export class OpenAiRealtimeInterpreter implements Interpreter {
       const rest = this.batcher.drain();
       const tail = rest.subarray(0, rest.length - (rest.length % 2));
       const closeEvent = this.wire.closeEvent();
-      const messages = [...(tail.length ? [encode(this.wire.append(tail.toString('base64')))] : []), ...(closeEvent ? [encode(closeEvent)] : [])];
-      this.closing = this.socket.close({ messages, upstreamCloses: closeEvent !== null });
+      const farewell: string[] = [];
+      if (tail.length) farewell.push(encode(this.wire.append(tail.toString('base64'))));
+      if (closeEvent) farewell.push(encode(closeEvent));
+      this.closing = this.socket.close({ messages: farewell, upstreamCloses: closeEvent !== null });
     } catch (err) {
       this.log('warn', 'openai realtime: close failed', { err: errorMessage(err) });
       this.closing = Promise.resolve();
@@ -132,7 +136,7 @@ export class OpenAiRealtimeInterpreter implements Interpreter {
     }
     try {
       if (event.type === 'error') this.onServerError(event as unknown as ServerErrorEvent);
-      else this.wire.handle(event as IncomingEvent);
+      else this.wire.handle(event);
     } catch (err) {
       this.log('warn', 'openai realtime: failed to handle an upstream event', { type: event.type, err: errorMessage(err) });
     }
@@ -195,7 +199,3 @@ export class OpenAiRealtimeInterpreter implements Interpreter {
 }
 
 const encode = (event: ClientEvent) => JSON.stringify(event);
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

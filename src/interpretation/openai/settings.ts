@@ -1,6 +1,6 @@
 // The OpenAI realtime interpreter's options, their defaults, and the settings resolved from them.
 
-import type { UpstreamLogger, UpstreamLogLevel } from '../../upstream/reconnectingSocket.js';
+import type { UpstreamLogger, UpstreamLogLevel } from '../../upstream/socketTypes.js';
 import { FRAME_MS } from '../audioFrames.js';
 import { TRANSLATION_OUTPUT_LANGUAGES } from '../languages.js';
 
