@@ -1,13 +1,12 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import type { EngineRegistry } from './engines/registry.js';
 import type { RevocationBus } from './auth/revocation.js';
 import type { EventBus } from './events/bus.js';
 import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
-import type { ConfiguredTranscription } from './transcription/index.js';
-import type { ConfiguredEngine } from './translation/translateTexts.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -19,10 +18,8 @@ export interface AppContext {
   failedAttempts: FailedAttempts;
   /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */
   adminToken: string;
-  /** The live text translation engine, or the setting that is missing for one. */
-  translationEngine: ConfiguredEngine;
-  /** The live speech-to-text engine for voice messages, or the setting that is missing for one. */
-  transcriptionEngine: ConfiguredTranscription;
+  /** Which engine translates, transcribes and interprets, per mode (test stand-ins or live engines). */
+  engines: EngineRegistry;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
   /** Announces revoked credentials to the streams open with them. */

@@ -45,6 +45,10 @@ export interface Config {
       transcriptionModel: string;
       realtimeTranslationModel: string;
       realtimeModel: string;
+      /** Per attempt of a REST request (text translation, transcription); the realtime upgrade plus session setup. */
+      timeouts: { translationMs: number; transcriptionMs: number; realtimeSetupMs: number };
+      /** REST: retries after the first attempt (the SDK's backoff). Realtime: reconnects in a row before giving up. */
+      retries: { rest: number; realtimeReconnects: number };
     };
     deepl: { apiKey: string | undefined; baseUrl: string | undefined };
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
@@ -162,6 +166,8 @@ export function loadConfig(env: Env = process.env): Config {
     transcriptionModel: text('OPENAI_TRANSCRIPTION_MODEL') ?? 'gpt-4o-mini-transcribe',
     realtimeTranslationModel: text('OPENAI_REALTIME_TRANSLATION_MODEL') ?? 'gpt-realtime-translate',
     realtimeModel: text('OPENAI_REALTIME_MODEL') ?? 'gpt-realtime',
+    timeouts: { translationMs: 30_000, transcriptionMs: 60_000, realtimeSetupMs: 10_000 },
+    retries: { rest: 2, realtimeReconnects: 6 },
   };
   const deepl = { apiKey: text('DEEPL_API_KEY'), baseUrl: url('DEEPL_BASE_URL', ['http:', 'https:']) };
   const libreTranslate = {

@@ -11,6 +11,7 @@ import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
+import { createEngineRegistry } from './engines/registry.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
 import { startInstance, type RunningInstance } from './instances.js';
@@ -20,9 +21,6 @@ import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
-import { createInterpreterFactory } from './interpretation/index.js';
-import { createTranscriptionEngine } from './transcription/index.js';
-import { createTranslationEngine } from './translation/engines/index.js';
 
 export interface RunningServer {
   app: AppContext;
@@ -77,7 +75,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     instance = running;
     const rateLimits = new MemoryRateLimitStore();
-    const translationEngine = createTranslationEngine(config.engines);
     const shutdown = new AbortController();
     // Every open event stream listens for shutdown: there is no meaningful limit.
     setMaxListeners(0, shutdown.signal);
@@ -88,8 +85,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimits,
       failedAttempts: new FailedAttempts(rateLimits, { ...config.failedAttempts, trustProxyHops: config.trustProxyHops }),
       adminToken,
-      translationEngine,
-      transcriptionEngine: createTranscriptionEngine(config.engines),
+      engines: createEngineRegistry(config.engines, logger),
       events: new LocalEventBus(),
       instanceId: running.id,
       revocations: new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed')),
@@ -101,7 +97,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, {
-      interpreterFactory: createInterpreterFactory(config.engines, logger),
+      // Live rooms interpret with the registry's live factory, asked per interpreter so replaceLive() applies.
+      interpreterFactory: (options) => app.engines.interpretation('live').factory(options),
       ...options.media,
     });
     attachWebSockets(httpServer, media, {

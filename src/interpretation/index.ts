@@ -1,16 +1,21 @@
 // Chooses the live interpretation engine for calls from configuration (DESIGN §7).
 import type { Logger } from 'pino';
-import { unconfiguredInterpreterFactory, type InterpreterFactory } from '../calls/media/interpreter.js';
+import type { InterpreterFactory } from '../calls/media/interpreter.js';
 import type { Config } from '../config.js';
-import { createOpenAiInterpreterFactory } from './openaiRealtime.js';
+import type { Configured } from '../configuredEngine.js';
+import { openAiSetup } from '../openai/setup.js';
+import { createOpenAiInterpreterFactory } from './openai/index.js';
 
-export function createInterpreterFactory(config: Config['engines'], logger: Logger): InterpreterFactory {
-  if (!config.openai.apiKey) return unconfiguredInterpreterFactory;
+export function createInterpreterFactory(config: Config['engines'], logger: Logger): Configured<InterpreterFactory> {
+  const openai = openAiSetup(config.openai);
+  if ('missingSetting' in openai) return openai;
   return createOpenAiInterpreterFactory({
-    apiKey: config.openai.apiKey,
-    realtimeUrl: config.openai.realtimeUrl,
-    translationModel: config.openai.realtimeTranslationModel,
-    realtimeModel: config.openai.realtimeModel,
+    apiKey: openai.apiKey,
+    realtimeUrl: openai.realtimeUrl,
+    translationModel: openai.realtimeTranslationModel,
+    realtimeModel: openai.realtimeModel,
+    setupTimeoutMs: openai.timeouts.realtimeSetupMs,
+    reconnect: { maxAttempts: openai.retries.realtimeReconnects },
     logger: (level, message, details) => logger[level](details ?? {}, message),
   });
 }

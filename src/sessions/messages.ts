@@ -76,7 +76,7 @@ export function presentMessage(row: MessageRow, voice: VoiceInfo | undefined, au
   };
 }
 
-export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine' | 'instanceId'>;
+export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'engines' | 'instanceId'>;
 
 export interface NewMessage {
   sender: Sender;

@@ -3,11 +3,9 @@
 import type { AppContext } from '../appContext.js';
 import type { Payer } from '../auth/principal.js';
 import { AudioError, inspectAudio, MAX_VOICE_SECONDS, type AudioInfo } from '../audio/inspect.js';
-import { requireConfigured } from '../configuredEngine.js';
 import { errors } from '../errors.js';
 import { fundedPayer, releaseOnFailure, reserve } from '../money/index.js';
 import { TranscriptionError } from '../transcription/engine.js';
-import { testModeTranscription } from '../transcription/placeholder.js';
 import { findPostedMessage, storeMessage, type PostedMessage, type Sender } from './messages.js';
 import { assertOpen, type SessionRow } from './sessions.js';
 
@@ -17,7 +15,7 @@ export interface VoiceUpload {
   filename: string;
 }
 
-type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'translationEngine' | 'transcriptionEngine' | 'instanceId'>;
+type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'engines' | 'instanceId'>;
 
 const audioProblem = (msg: string, type: string) => errors.invalid([{ loc: ['body', 'audio'], msg, type }]);
 
@@ -61,9 +59,8 @@ export async function postVoiceMessage(
   if (earlier) return earlier;
   const info = await measure(upload);
   const payer: Payer = { orgId: session.org_id, mode: session.mode };
-  const live = payer.mode === 'live';
   const org = await fundedPayer(deps.db, payer);
-  const engine = live ? requireConfigured(deps.transcriptionEngine, 'transcription') : testModeTranscription;
+  const engine = deps.engines.transcription(payer.mode);
   const ownLanguage = sender === 'agent' ? session.agent_language : session.customer_language;
   // Billed per started second.
   const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'voice_message', Math.ceil(info.durationSeconds));

@@ -1,6 +1,7 @@
 // Chooses the live transcription engine from configuration (DESIGN §7).
 import type { Config } from '../config.js';
 import type { Configured } from '../configuredEngine.js';
+import { openAiSetup } from '../openai/setup.js';
 import type { TranscriptionEngine } from './engine.js';
 import { createOpenAiTranscriptionEngine } from './openai.js';
 
@@ -8,10 +9,13 @@ import { createOpenAiTranscriptionEngine } from './openai.js';
 export type ConfiguredTranscription = Configured<TranscriptionEngine>;
 
 export function createTranscriptionEngine(config: Config['engines']): ConfiguredTranscription {
-  if (!config.openai.apiKey) return { missingSetting: 'OPENAI_API_KEY' };
+  const openai = openAiSetup(config.openai);
+  if ('missingSetting' in openai) return openai;
   return createOpenAiTranscriptionEngine({
-    apiKey: config.openai.apiKey,
-    baseUrl: config.openai.baseUrl,
-    model: config.openai.transcriptionModel,
+    apiKey: openai.apiKey,
+    baseUrl: openai.baseUrl,
+    model: openai.transcriptionModel,
+    timeoutMs: openai.timeouts.transcriptionMs,
+    maxRetries: openai.retries.rest,
   });
 }

@@ -8,8 +8,8 @@
 // - OpenAI reads the format from the file name's extension, so the upload name is given the extension of
 //   the (already inspected) MIME type.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile } from 'openai';
+import { toFile } from 'openai';
+import { createOpenAiRest, OpenAiRequestError, type OpenAiRestOptions } from '../openai/rest.js';
 import {
   TranscriptionError,
   type TranscriptionAudio,
@@ -19,16 +19,9 @@ import {
 } from './engine.js';
 import { baseLanguageCode, languageCodeFrom } from './languages.js';
 
-export interface OpenAiTranscriptionOptions {
-  apiKey: string;
-  /** The SDK's base URL, `/v1` included: `https://api.openai.com/v1` (the default). */
-  baseUrl?: string;
+export interface OpenAiTranscriptionOptions extends OpenAiRestOptions {
   /** `gpt-4o-mini-transcribe`, `gpt-4o-transcribe`, `whisper-1`, ... */
   model: string;
-  /** Per attempt; default 60 s (a 2-minute recording takes a few seconds). */
-  timeoutMs?: number;
-  /** Retries after the first attempt (the SDK's backoff); default 2. */
-  maxRetries?: number;
 }
 
 const ENGINE = 'openai';
@@ -66,31 +59,15 @@ export function uploadFilename(filename: string, mimeType: string): string {
 
 export function createOpenAiTranscriptionEngine(opts: OpenAiTranscriptionOptions): TranscriptionEngine {
   const model = opts.model;
-  const timeoutMs = opts.timeoutMs ?? 60_000;
   const verbose = supportsVerboseJson(model);
-  // Counts the HTTP attempts of one transcribe() call (the SDK retries inside one create() call).
-  const attemptCounter = new AsyncLocalStorage<{ count: number }>();
-  const client = new OpenAI({
-    apiKey: opts.apiKey,
-    baseURL: opts.baseUrl,
-    timeout: timeoutMs,
-    maxRetries: opts.maxRetries ?? 2,
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      const counter = attemptCounter.getStore();
-      // The SDK probes a custom fetch once with `data:,` (FormData support) before the first upload.
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      if (counter && !url.startsWith('data:')) counter.count += 1;
-      return fetch(input, init);
-    }) as typeof fetch,
-  });
+  const rest = createOpenAiRest(opts);
 
   async function transcribe(audio: TranscriptionAudio, options: TranscriptionOptions): Promise<TranscriptionResult> {
     const file = await toFile(audio.data, uploadFilename(audio.filename, audio.mimeType), { type: audio.mimeType });
     const language = baseLanguageCode(options.language);
-    const counter = { count: 0 };
     try {
       if (verbose) {
-        const answer = await attemptCounter.run(counter, () =>
+        const answer = await rest.request((client) =>
           client.audio.transcriptions.create({
             file,
             model,
@@ -100,7 +77,7 @@ export function createOpenAiTranscriptionEngine(opts: OpenAiTranscriptionOptions
         );
         return { text: textOf(answer), language: languageCodeFrom(answer.language) };
       }
-      const answer = await attemptCounter.run(counter, () =>
+      const answer = await rest.request((client) =>
         client.audio.transcriptions.create({
           file,
           model,
@@ -112,7 +89,10 @@ export function createOpenAiTranscriptionEngine(opts: OpenAiTranscriptionOptions
       const said = (answer as { language?: unknown }).language;
       return { text: textOf(answer), language: typeof said === 'string' ? languageCodeFrom(said) : null };
     } catch (error) {
-      throw toTranscriptionError(error, counter.count || 1, timeoutMs);
+      if (error instanceof OpenAiRequestError) {
+        throw new TranscriptionError(ENGINE, error.message, { status: error.status, cause: error.cause });
+      }
+      throw error;
     }
   }
 
@@ -124,40 +104,4 @@ function textOf(answer: { text?: unknown }): string {
     throw new TranscriptionError(ENGINE, 'openai answered without a transcript text');
   }
   return answer.text.trim();
-}
-
-function attempts(count: number): string {
-  return count === 1 ? '1 attempt' : `${count} attempts`;
-}
-
-function shorten(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
-function toTranscriptionError(error: unknown, attemptCount: number, timeoutMs: number): TranscriptionError {
-  if (error instanceof TranscriptionError) return error;
-  // Subclasses of APIError first: a timeout and a connection failure carry no status.
-  if (error instanceof APIConnectionTimeoutError) {
-    return new TranscriptionError(
-      ENGINE,
-      `openai did not answer within ${timeoutMs / 1000} s (${attempts(attemptCount)})`,
-      { cause: error },
-    );
-  }
-  if (error instanceof APIConnectionError) {
-    return new TranscriptionError(ENGINE, `openai could not be reached after ${attempts(attemptCount)}: ${shorten(error.message)}`, {
-      cause: error,
-    });
-  }
-  if (error instanceof APIError && typeof error.status === 'number') {
-    const detail = error.error && typeof error.error === 'object' ? (error.error as { message?: unknown }).message : undefined;
-    const text = typeof detail === 'string' && detail ? detail : error.message;
-    return new TranscriptionError(ENGINE, `openai answered ${error.status} after ${attempts(attemptCount)}: ${shorten(text)}`, {
-      status: error.status,
-      cause: error,
-    });
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new TranscriptionError(ENGINE, `openai transcription failed: ${shorten(message)}`, { cause: error });
 }

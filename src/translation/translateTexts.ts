@@ -1,7 +1,7 @@
 // POST /v1/translate: which texts need an engine, the engine call, the cache, and the charge.
 import type { Knex } from 'knex';
+import type { AppContext } from '../appContext.js';
 import { isLive, type Payer } from '../auth/principal.js';
-import { requireConfigured, type Configured } from '../configuredEngine.js';
 import { errors } from '../errors.js';
 import {
   fromMicros,
@@ -15,7 +15,6 @@ import {
 import { getOrganization } from '../services/organizations.js';
 import { cacheKey, readCache, writeCache } from './cache.js';
 import { EngineError, type EngineTranslation, type TranslationEngine } from './engine.js';
-import { testModeEngine } from './engines/testStandIn.js';
 import { baseLanguage, characterCount, detectLanguage } from './language.js';
 
 export const MAX_TOTAL_CHARACTERS = 50_000;
@@ -42,15 +41,7 @@ export interface TranslateOut {
   currency: string;
 }
 
-/** The live engine, or the setting that is missing for one. */
-export type ConfiguredEngine = Configured<TranslationEngine>;
-
-export interface TranslateDeps {
-  db: Knex;
-  translationEngine: ConfiguredEngine;
-  /** This server instance: it owns the holds of the requests it runs. */
-  instanceId: string;
-}
+export type TranslateDeps = Pick<AppContext, 'db' | 'engines' | 'instanceId'>;
 
 interface PlannedText {
   text: string;
@@ -171,7 +162,7 @@ export async function prepareTranslation(deps: TranslateDeps, payer: Payer, inpu
   const live = isLive(payer);
 
   const org = needsEngine ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
-  const engine = live ? requireConfigured(deps.translationEngine, 'translation') : testModeEngine;
+  const engine = deps.engines.translation(payer.mode);
   const lookup = await lookUp(deps.db, engine, input, planned, live);
   const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'text', lookup.characters);
   const fresh = await releaseOnFailure(deps.db, [reservation], () => translateMisses(engine, input, lookup));

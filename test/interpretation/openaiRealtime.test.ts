@@ -7,7 +7,7 @@ import {
   createOpenAiInterpreterFactory,
   type InterpreterLogLevel,
   type OpenAiInterpreterFactoryOptions,
-} from '../../src/interpretation/openaiRealtime.js';
+} from '../../src/interpretation/openai/index.js';
 import {
   FRAME_BYTES,
   negatePcm16,

@@ -20,7 +20,8 @@ import {
   type TextResult,
 } from 'deepl-node';
 import { EngineError, type EngineRequest, type EngineTranslation, type TranslationEngine } from '../engine.js';
-import { attempts, baseLanguage, errorMessage, languageRegion, seconds, shorten, translateNonBlank } from './common.js';
+import { attempts, errorMessage, seconds, shorten } from '../../upstream/failureText.js';
+import { baseLanguage, languageRegion, translateNonBlank } from './common.js';
 
 export interface DeepLEngineOptions {
   apiKey: string;

@@ -2,6 +2,7 @@
 
 import type { Config } from '../../config.js';
 import type { Configured } from '../../configuredEngine.js';
+import { openAiSetup } from '../../openai/setup.js';
 import type { TranslationEngine } from '../engine.js';
 import { createDeepLEngine } from './deepl.js';
 import { createLibreTranslateEngine } from './libreTranslate.js';
@@ -14,13 +15,17 @@ export { testModeEngine } from './testStandIn.js';
 
 export function createTranslationEngine(config: Config['engines']): Configured<TranslationEngine> {
   switch (config.translation) {
-    case 'openai':
-      if (!config.openai.apiKey) return { missingSetting: 'OPENAI_API_KEY' };
+    case 'openai': {
+      const openai = openAiSetup(config.openai);
+      if ('missingSetting' in openai) return openai;
       return createOpenAiEngine({
-        apiKey: config.openai.apiKey,
-        baseUrl: config.openai.baseUrl,
-        model: config.openai.translationModel,
+        apiKey: openai.apiKey,
+        baseUrl: openai.baseUrl,
+        model: openai.translationModel,
+        timeoutMs: openai.timeouts.translationMs,
+        maxRetries: openai.retries.rest,
       });
+    }
     case 'deepl':
       if (!config.deepl.apiKey) return { missingSetting: 'DEEPL_API_KEY' };
       return createDeepLEngine({ apiKey: config.deepl.apiKey, baseUrl: config.deepl.baseUrl });

@@ -3,7 +3,8 @@
 // -> `{translatedText: string[], detectedLanguage?: [{language, confidence}]}` (the latter for `auto`).
 
 import { EngineError, type EngineRequest, type EngineTranslation, type TranslationEngine } from '../engine.js';
-import { baseLanguage, languageRegion, shorten, translateNonBlank } from './common.js';
+import { shorten } from '../../upstream/failureText.js';
+import { baseLanguage, languageRegion, translateNonBlank } from './common.js';
 import { parseRetryAfter, UpstreamStatusError, withRetries } from './retry.js';
 
 export interface LibreTranslateEngineOptions {

@@ -1,23 +1,16 @@
 // Text translation through OpenAI chat completions with a strict JSON schema (structured outputs):
 // one request per batch, the texts sent as a JSON array so order and count are unambiguous.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type OpenAI from 'openai';
+import { createOpenAiRest, OpenAiRequestError, type OpenAiRestOptions } from '../../openai/rest.js';
+import { shorten } from '../../upstream/failureText.js';
 import { EngineError, type EngineRequest, type EngineTranslation, type TranslationEngine } from '../engine.js';
-import { attempts, baseLanguage, errorMessage, languageName, seconds, shorten, translateNonBlank } from './common.js';
+import { baseLanguage, languageName, translateNonBlank } from './common.js';
 
-export interface OpenAiEngineOptions {
-  apiKey: string;
-  /** The SDK's base URL, `/v1` included (as the SDK's own OPENAI_BASE_URL): `https://api.openai.com/v1`. */
-  baseUrl?: string;
+export interface OpenAiEngineOptions extends OpenAiRestOptions {
   /** The chat model (configuration: OPENAI_TRANSLATION_MODEL). */
   model: string;
-  /** Per attempt; default 30 s. */
-  timeoutMs?: number;
-  /** Retries after the first attempt (the SDK's own backoff, for 408/409/429/5xx and timeouts); default 2. */
-  maxRetries?: number;
 }
-
 
 const ENGINE = 'openai';
 const SCHEMA_NAME = 'translations';
@@ -77,28 +70,12 @@ export function buildSystemPrompt(request: EngineRequest, count: number): string
 
 export function createOpenAiEngine(opts: OpenAiEngineOptions): TranslationEngine {
   const model = opts.model;
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  const maxRetries = opts.maxRetries ?? 2;
-  // Counts the HTTP attempts of one translate() call (the SDK retries inside one create() call), so
-  // that the final error can say how often the upstream was asked.
-  const attemptCounter = new AsyncLocalStorage<{ count: number }>();
-  const client = new OpenAI({
-    apiKey: opts.apiKey,
-    baseURL: opts.baseUrl,
-    timeout: timeoutMs,
-    maxRetries,
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      const counter = attemptCounter.getStore();
-      if (counter) counter.count += 1;
-      return fetch(input, init);
-    }) as typeof fetch,
-  });
+  const rest = createOpenAiRest(opts);
 
   async function translateBatch(request: EngineRequest, texts: string[]): Promise<EngineTranslation[]> {
-    const counter = { count: 0 };
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await attemptCounter.run(counter, () =>
+      completion = await rest.request((client) =>
         client.chat.completions.create({
           model,
           messages: [
@@ -112,7 +89,7 @@ export function createOpenAiEngine(opts: OpenAiEngineOptions): TranslationEngine
         }),
       );
     } catch (error) {
-      throw toEngineError(error, counter.count || 1, timeoutMs);
+      throw error instanceof OpenAiRequestError ? new EngineError(ENGINE, error.message, error.cause) : error;
     }
     return parseAnswer(completion, texts.length);
   }
@@ -158,35 +135,4 @@ function parseAnswer(completion: OpenAI.Chat.Completions.ChatCompletion, count: 
       detectedSourceLanguage: typeof entry.source_language === 'string' ? baseLanguage(entry.source_language) : null,
     };
   });
-}
-
-function toEngineError(error: unknown, attemptCount: number, timeoutMs: number): EngineError {
-  if (error instanceof EngineError) return error;
-  // Subclasses of APIError first: a timeout and a connection failure carry no status.
-  if (error instanceof APIConnectionTimeoutError) {
-    return new EngineError(ENGINE, `openai did not answer within ${seconds(timeoutMs)} (${attempts(attemptCount)})`, error);
-  }
-  if (error instanceof APIConnectionError) {
-    return new EngineError(
-      ENGINE,
-      `openai could not be reached after ${attempts(attemptCount)}: ${shorten(connectionCause(error))}`,
-      error,
-    );
-  }
-  if (error instanceof APIError && typeof error.status === 'number') {
-    const detail = error.error && typeof error.error === 'object' ? (error.error as { message?: unknown }).message : undefined;
-    const text = typeof detail === 'string' && detail ? detail : error.message;
-    return new EngineError(
-      ENGINE,
-      `openai answered ${error.status} after ${attempts(attemptCount)}: ${shorten(text)}`,
-      error,
-    );
-  }
-  return new EngineError(ENGINE, `openai request failed: ${shorten(errorMessage(error))}`, error);
-}
-
-function connectionCause(error: APIConnectionError): string {
-  const cause = (error as { cause?: unknown }).cause;
-  const inner = cause instanceof Error ? ((cause as { cause?: unknown }).cause ?? cause) : undefined;
-  return inner instanceof Error ? `${error.message} (${inner.message})` : error.message;
 }

@@ -2,7 +2,8 @@
 // to retry (429, 5xx, network errors, timeouts) with exponential backoff, never other 4xx.
 
 import { EngineError } from '../engine.js';
-import { attempts, errorMessage, seconds, shorten } from './common.js';
+import { backoffDelay } from '../../upstream/backoff.js';
+import { attempts, errorMessage, seconds, shorten } from '../../upstream/failureText.js';
 
 /** A non-2xx answer from the upstream, thrown by an attempt so withRetries can judge it. */
 export class UpstreamStatusError extends Error {
@@ -73,7 +74,7 @@ export async function withRetries<T>(attempt: (signal: AbortSignal) => Promise<T
       if (!retryable || attemptNumber > maxRetries) {
         throw finalError(engine, error, attemptNumber, timeoutMs);
       }
-      const backoff = baseDelayMs * 2 ** (attemptNumber - 1);
+      const backoff = backoffDelay(attemptNumber, { initialDelayMs: baseDelayMs, maxDelayMs: Infinity });
       const retryAfter = error instanceof UpstreamStatusError ? error.retryAfterMs : undefined;
       await sleep(retryAfter !== undefined ? Math.min(retryAfter, maxRetryAfterMs) : backoff);
     }

@@ -1,0 +1,87 @@
+// The one place that decides which engine does a piece of work: the test-mode stand-ins for test
+// keys, the live engines chosen from configuration for live keys (DESIGN §4 and §7). Made once at
+// start-up and kept on the AppContext; tests replace live engines with replaceLive().
+//
+// - Text translation and transcription: test mode gets the stand-in (`[fi] Hello`, the fixed
+//   transcript); live mode gets the configured engine, or a 502 naming the setting to add.
+// - Call interpretation: test mode echoes (each side hears its own voice); live mode interprets
+//   with the configured factory, or with one whose interpreters report `failed` naming the missing
+//   setting (the call stays up, untranslated, and the listener is told why).
+
+import type { Logger } from 'pino';
+import type { Mode } from '../auth/principal.js';
+import type { InterpreterFactory } from '../calls/media/interpreter.js';
+import type { Config } from '../config.js';
+import { requireConfigured, type Configured } from '../configuredEngine.js';
+import { failingInterpreterFactory } from '../interpretation/failedInterpreter.js';
+import { createInterpreterFactory } from '../interpretation/index.js';
+import type { TranscriptionEngine } from '../transcription/engine.js';
+import { createTranscriptionEngine } from '../transcription/index.js';
+import { testModeTranscription } from '../transcription/placeholder.js';
+import type { TranslationEngine } from '../translation/engine.js';
+import { createTranslationEngine } from '../translation/engines/index.js';
+import { testModeEngine } from '../translation/engines/testStandIn.js';
+
+/** How a call's audio reaches the other side. */
+export type Echo = { kind: 'echo' };
+export type Interpret = { kind: 'interpret'; factory: InterpreterFactory };
+export type Interpretation = Echo | Interpret;
+
+/** The live engines, each configured or the setting that is missing for it. */
+export interface LiveEngines {
+  translation: Configured<TranslationEngine>;
+  transcription: Configured<TranscriptionEngine>;
+  interpretation: Configured<InterpreterFactory>;
+}
+
+const ECHO: Echo = { kind: 'echo' };
+
+export class EngineRegistry {
+  private live: LiveEngines;
+  private liveInterpretation: Interpret;
+
+  constructor(live: LiveEngines) {
+    this.live = live;
+    this.liveInterpretation = interpretWith(live.interpretation);
+  }
+
+  /** The text translation engine for work in `mode`; live without one: 502 naming the setting. */
+  translation(mode: Mode): TranslationEngine {
+    return mode === 'live' ? requireConfigured(this.live.translation, 'translation') : testModeEngine;
+  }
+
+  /** The speech-to-text engine for voice messages in `mode`; live without one: 502 naming the setting. */
+  transcription(mode: Mode): TranscriptionEngine {
+    return mode === 'live' ? requireConfigured(this.live.transcription, 'transcription') : testModeTranscription;
+  }
+
+  /** What a call in `mode` does with a side's voice: echo it (test), or interpret it (live). */
+  interpretation(mode: 'test'): Echo;
+  interpretation(mode: 'live'): Interpret;
+  interpretation(mode: Mode): Interpretation;
+  interpretation(mode: Mode): Interpretation {
+    return mode === 'live' ? this.liveInterpretation : ECHO;
+  }
+
+  /** Replaces live engines for work started from now on (tests: stand-ins and fakes). */
+  replaceLive(engines: Partial<LiveEngines>): void {
+    this.live = { ...this.live, ...engines };
+    this.liveInterpretation = interpretWith(this.live.interpretation);
+  }
+}
+
+function interpretWith(factory: Configured<InterpreterFactory>): Interpret {
+  if ('missingSetting' in factory) {
+    return { kind: 'interpret', factory: failingInterpreterFactory(`no interpretation engine configured: set ${factory.missingSetting}`) };
+  }
+  return { kind: 'interpret', factory };
+}
+
+/** The registry of the live engines the configuration names. */
+export function createEngineRegistry(config: Config['engines'], logger: Logger): EngineRegistry {
+  return new EngineRegistry({
+    translation: createTranslationEngine(config),
+    transcription: createTranscriptionEngine(config),
+    interpretation: createInterpreterFactory(config, logger),
+  });
+}
