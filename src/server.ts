@@ -50,7 +50,7 @@ export interface StartOptions {
   logger?: Logger;
   /** Tests: in-memory PGlite instead of DATA_DIR. */
   memoryDatabase?: boolean;
-  /** Media plane settings, e.g. the live interpreter factory. */
+  /** Media plane settings (the billing interval, the clock). */
   media?: MediaPlaneOptions;
 }
 
@@ -96,11 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const stopJobs = startPeriodicJobs(app);
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
-    const media = createMediaPlane(app, {
-      // Live rooms interpret with the registry's live factory, asked per interpreter so replaceLive() applies.
-      interpreterFactory: (options) => app.engines.interpretation('live').factory(options),
-      ...options.media,
-    });
+    const media = createMediaPlane(app, options.media);
     attachWebSockets(httpServer, media, {
       events: app.events,
       failedAttempts: app.failedAttempts,

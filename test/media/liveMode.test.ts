@@ -1,11 +1,6 @@
 import type { WebSocket } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  NO_ENGINE_MESSAGE,
-  unconfiguredInterpreterFactory,
-  type InterpreterFactory,
-  type InterpreterOptions,
-} from '../../src/calls/media/interpreter.js';
+import type { InterpreterFactory, InterpreterOptions } from '../../src/calls/media/interpreter.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { Listener, callApi, type Frame, connect, listenUrl, pattern, sleep, streamAudio, streamUrl, waitUntil } from './support.js';
@@ -46,6 +41,12 @@ describe(`media plane, live mode (${backendName})`, () => {
     };
   };
 
+  /** Live calls interpret with `factory` from now on; the billing interval changes when given. */
+  const useInterpreter = (factory: InterpreterFactory, billingIntervalMs?: number) => {
+    t.server.app.engines.replaceLive({ interpretation: factory });
+    if (billingIntervalMs !== undefined) t.server.media.configure({ billingIntervalMs });
+  };
+
   beforeAll(async () => {
     t = await startTestServer({ AUDIOSOCKET_PORT: '0' });
     calls = callApi(t);
@@ -53,7 +54,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   afterAll(() => t?.stop());
   afterEach(() => {
     instances = [];
-    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 5_000 });
+    useInterpreter(fake, 5_000);
   });
 
   async function liveCall(balance: number | null) {
@@ -68,7 +69,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   const balanceOf = async (orgId: string) => Number((await t.server.app.db('organizations').where({ id: orgId }).first()).balance_micros);
 
   it("routes each side's voice through the interpreter to the OTHER side, with captions and provenance", async () => {
-    t.server.media.configure({ interpreterFactory: fake });
+    useInterpreter(fake);
     const { agent, customer } = await liveCall(10);
     const agentHears = await Listener.open(listenUrl(t, agent));
     const customerHears = await Listener.open(listenUrl(t, customer));
@@ -105,7 +106,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   });
 
   it("mixes a side's sources before they reach its interpreter (one voice, not two interleaved)", async () => {
-    t.server.media.configure({ interpreterFactory: fake });
+    useInterpreter(fake);
     const { agent, customer } = await liveCall(10);
     const customerHears = await Listener.open(listenUrl(t, customer));
     const headset = await connect(streamUrl(t, agent));
@@ -127,7 +128,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   });
 
   it('bills interpretation time per second through the ledger, as it runs and at the end', async () => {
-    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 200 });
+    useInterpreter(fake, 200);
     const { orgId, key, id, agent, customer } = await liveCall(10);
     const customerHears = await Listener.open(listenUrl(t, customer));
     const agentMic = await connect(streamUrl(t, agent));
@@ -174,7 +175,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   const exhausted = (f: Frame) => f.type === 'notice' && f.code === 'balance_exhausted';
 
   it('stops interpretation for both sides when a charge empties the prepaid balance; the call stays open', async () => {
-    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 100 });
+    useInterpreter(fake, 100);
     // 0.003 at 0.1 per minute: the second charged second leaves the balance below zero.
     const { key, id, agent, customer } = await liveCall(0.003);
     const agentHears = await Listener.open(listenUrl(t, agent));
@@ -206,7 +207,7 @@ describe(`media plane, live mode (${backendName})`, () => {
 
   it('charges as soon as the balance is spent, not at the next interval: a call overdraws by one started second at most', async () => {
     // 0.005 at 0.1 per minute pays for exactly 3 seconds; the interval (60 s) never comes in this test.
-    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 60_000 });
+    useInterpreter(fake, 60_000);
     const { orgId, id, agent, customer } = await liveCall(0.005);
     const customerHears = await Listener.open(listenUrl(t, customer));
     const agentMic = await connect(streamUrl(t, agent));
@@ -225,7 +226,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   });
 
   it('resumes interpretation when the balance is topped up during the call', async () => {
-    t.server.media.configure({ interpreterFactory: fake, billingIntervalMs: 100 });
+    useInterpreter(fake, 100);
     const { orgId, agent, customer } = await liveCall(0.003);
     const customerHears = await Listener.open(listenUrl(t, customer));
     const agentMic = await connect(streamUrl(t, agent));
@@ -251,7 +252,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   });
 
   it('does not start interpretation when the prepaid balance is already empty', async () => {
-    t.server.media.configure({ interpreterFactory: fake });
+    useInterpreter(fake);
     const { orgId, agent, customer } = await liveCall(1);
     const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: -1 } });
     expect(response.status).toBe(200);
@@ -268,12 +269,12 @@ describe(`media plane, live mode (${backendName})`, () => {
   });
 
   it('without an engine the call stays up untranslated, and the listener is told which setting is missing', async () => {
-    t.server.media.configure({ interpreterFactory: unconfiguredInterpreterFactory });
+    t.server.app.engines.replaceLive({ interpretation: { missingSetting: 'OPENAI_API_KEY' } });
     const { id, agent, customer } = await liveCall(10);
     const customerHears = await Listener.open(listenUrl(t, customer));
     const agentMic = await connect(streamUrl(t, agent));
     const notice = await customerHears.waitForFrame((f) => f.type === 'notice');
-    expect(notice).toMatchObject({ code: 'translation_unavailable', message: expect.stringContaining(NO_ENGINE_MESSAGE) });
+    expect(notice).toMatchObject({ code: 'translation_unavailable', message: expect.stringContaining('no interpretation engine configured: set OPENAI_API_KEY') });
     expect(customerHears.frames.find((f) => f.type === 'provenance')).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
     const voice = pattern(9_600, 77);
     await streamAudio(agentMic, voice, 960, 1);
@@ -287,7 +288,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   });
 
   it('a language change rebuilds the interpreters for the new languages and reconnects the other side', async () => {
-    t.server.media.configure({ interpreterFactory: fake });
+    useInterpreter(fake);
     const { id, agent, customer, customerKey } = await liveCall(10);
     const agentHears = await Listener.open(listenUrl(t, agent));
     const customerHears = await Listener.open(listenUrl(t, customer));

@@ -47,19 +47,3 @@ export interface Interpreter {
  * call the callbacks synchronously, even before it returns.
  */
 export type InterpreterFactory = (opts: InterpreterOptions) => Interpreter;
-
-export const NO_ENGINE_MESSAGE = 'no interpretation engine configured: set OPENAI_API_KEY';
-
-/** The default: no engine. Live calls stay up, untranslated, and listeners are told why. */
-export const unconfiguredInterpreterFactory: InterpreterFactory = (opts) => {
-  let closed = false;
-  queueMicrotask(() => {
-    if (!closed) opts.onStatus({ state: 'failed', message: NO_ENGINE_MESSAGE });
-  });
-  return {
-    push() {},
-    async close() {
-      closed = true;
-    },
-  };
-};

@@ -4,16 +4,14 @@
 // of the WebSockets: ./protocol.ts.
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { EngineRegistry } from '../../engines/registry.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
 import { findCallById, type CallRow } from '../calls.js';
 import type { EndReason, MediaSink, MediaSource } from './endpoints.js';
-import { unconfiguredInterpreterFactory, type InterpreterFactory } from './interpreter.js';
 import { CallRoom, type AudioFeed, type RoomSettings } from './room/room.js';
 
 export interface MediaPlaneOptions {
-  /** Live interpretation engine; default: none (live calls stay up, untranslated, with a notice). */
-  interpreterFactory?: InterpreterFactory;
   /** How often accumulated interpretation time is charged; default 5000 ms. */
   billingIntervalMs?: number;
   /** The clock of mixing and billing; default Date.now. */
@@ -24,6 +22,8 @@ export interface MediaDeps {
   db: Knex;
   events: EventBus;
   logger: Logger;
+  /** Decides per call mode: echo (test) or interpret, and with which engine (live). */
+  engines: EngineRegistry;
 }
 
 /** Counters of the plane: its rooms' endpoints, and what its transports report of their connections. */
@@ -78,10 +78,7 @@ export class MediaPlane {
   ) {
     this.log = deps.logger.child({ component: 'media' });
     this.now = options.now ?? Date.now;
-    this.settings = {
-      interpreterFactory: options.interpreterFactory ?? unconfiguredInterpreterFactory,
-      billingIntervalMs: options.billingIntervalMs ?? 5_000,
-    };
+    this.settings = { billingIntervalMs: options.billingIntervalMs ?? 5_000 };
     this.unsubscribe = deps.events.subscribe((event) => this.onEvent(event));
   }
 
@@ -93,9 +90,8 @@ export class MediaPlane {
     return this.closingDown;
   }
 
-  /** Changes settings for rooms from now on (tests inject a fake interpreter and a fast billing clock). */
-  configure(options: Pick<MediaPlaneOptions, 'interpreterFactory' | 'billingIntervalMs'>): void {
-    if (options.interpreterFactory) this.settings.interpreterFactory = options.interpreterFactory;
+  /** Changes settings for rooms from now on (tests make the billing clock fast). */
+  configure(options: Pick<MediaPlaneOptions, 'billingIntervalMs'>): void {
     if (options.billingIntervalMs !== undefined) this.settings.billingIntervalMs = options.billingIntervalMs;
   }
 
@@ -130,6 +126,7 @@ export class MediaPlane {
       room = new CallRoom(call, {
         db: this.deps.db,
         events: this.deps.events,
+        engines: this.deps.engines,
         logger: this.log,
         settings: () => this.settings,
         now: this.now,

@@ -28,7 +28,8 @@ export type DirectionState = 'idle' | 'starting' | 'running' | 'failed' | 'exhau
 
 /** What a direction needs of its room (the room implements it: no per-direction closures). */
 export interface DirectionHost {
-  readonly isLive: boolean;
+  /** Each side hears its own voice (test mode) rather than the other side's interpreted (live mode). */
+  readonly echoes: boolean;
   readonly log: Logger;
   /** Text frames to the side that hears `speaker`. */
   announce(speaker: Side, frame: TextFrame): void;
@@ -94,7 +95,7 @@ export class Direction {
 
   /** The speaker's voice, all sources mixed. */
   push(pcm: Buffer): void {
-    if (!this.host.isLive) {
+    if (this.host.echoes) {
       this.outputs.echo.push(pcm);
       return;
     }
@@ -112,14 +113,14 @@ export class Direction {
 
   /** The speaker's sources changed: interpretation starts with the first, stops with the last. */
   speakers(count: number): void {
-    if (!this.host.isLive) return;
+    if (this.host.echoes) return;
     if (count > 0 && this.current === 'idle') this.start();
     else if (count === 0 && this.current !== 'idle') this.stop('idle');
   }
 
   /** Stops and, when the speaker is still there, starts again (the languages changed). */
   restart(speakers: number): void {
-    if (!this.host.isLive || this.current === 'idle' || this.current === 'exhausted') return;
+    if (this.host.echoes || this.current === 'idle' || this.current === 'exhausted') return;
     this.stop('idle');
     this.speakers(speakers);
   }
@@ -159,7 +160,7 @@ export class Direction {
 
   /** What a listener of this direction learns on connecting: where its audio comes from, any problem. */
   greeting(callRunOut: boolean): TextFrame[] {
-    if (!this.host.isLive) return [TEST_PROVENANCE];
+    if (this.host.echoes) return [TEST_PROVENANCE];
     switch (this.current) {
       case 'running':
         if (this.connected) return [this.provenance()];

@@ -4,6 +4,7 @@
 // one leaves (or the call ends).
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { EngineRegistry } from '../../../engines/registry.js';
 import type { EventBus } from '../../../events/bus.js';
 import type { CallSignal } from '../../../events/types.js';
 import { announceBalanceExhausted, languageOf, type CallRow } from '../../calls.js';
@@ -17,7 +18,6 @@ import { Direction, type DirectionHost } from './direction.js';
 import { SideFanOut } from './fanOut.js';
 
 export interface RoomSettings {
-  interpreterFactory: InterpreterFactory;
   /** How often accumulated interpretation time is charged (whole seconds; the rest at the end). */
   billingIntervalMs: number;
 }
@@ -25,6 +25,8 @@ export interface RoomSettings {
 export interface RoomDeps {
   db: Knex;
   events: EventBus;
+  /** Echo or interpret, and the live interpreter, asked as the call needs them (tests replace engines). */
+  engines: EngineRegistry;
   logger: Logger;
   settings(): RoomSettings;
   /** The media plane's clock. */
@@ -54,12 +56,15 @@ export class CallRoom implements DirectionHost {
   private runOutAnnounced = false;
   private disposed = false;
   readonly log: Logger;
+  /** Test calls echo each side's voice back to it; live calls interpret it for the other side. */
+  readonly echoes: boolean;
 
   constructor(
     public call: CallRow,
     private readonly deps: RoomDeps,
   ) {
     this.log = deps.logger.child({ call_id: call.id });
+    this.echoes = deps.engines.interpretation(call.mode).kind === 'echo';
     this.mixers = {
       agent: new SideMixer((pcm) => this.directions.agent.push(pcm)),
       customer: new SideMixer((pcm) => this.directions.customer.push(pcm)),
@@ -99,7 +104,7 @@ export class CallRoom implements DirectionHost {
   }
 
   interpreterFactory(): InterpreterFactory {
-    return this.deps.settings().interpreterFactory;
+    return this.deps.engines.interpretation('live').factory;
   }
 
   admitInterpretation(): Promise<Admission> {
@@ -129,6 +134,7 @@ export class CallRoom implements DirectionHost {
   get isLive(): boolean {
     return this.call.mode === 'live';
   }
+
 
   get isDisposed(): boolean {
     return this.disposed;
