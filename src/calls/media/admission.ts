@@ -2,6 +2,7 @@
 // as a list of small actions). Each step either passes or refuses with a reason; each transport says
 // the reason in its own words (an HTTP status before a WebSocket upgrade, an AudioSocket error code).
 import type { Knex } from 'knex';
+import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
 import { findCallById, type CallRow } from '../calls.js';
 import { isReady } from '../join.js';
 
@@ -29,10 +30,15 @@ export interface Refused {
 export const refuse = (reason: RefusalReason, retryAfterSeconds?: number): Refused =>
   retryAfterSeconds === undefined ? { refused: reason } : { refused: reason, retryAfterSeconds };
 
-/** What every admission knows: the database, whether the plane is shutting down, and (once found) the call. */
+/**
+ * What every admission knows: the database, whether the plane is shutting down, where the connection
+ * comes from (guessing is counted per address), and, once found, the call.
+ */
 export interface AdmissionContext {
   db: Knex;
   closing(): boolean;
+  address: string;
+  failedAttempts: FailedAttempts;
   callId?: string;
   call?: CallRow;
 }
@@ -49,6 +55,12 @@ export async function admit<C extends AdmissionContext>(ctx: C, steps: ReadonlyA
 }
 
 // ---- steps every transport uses ------------------------------------------------------------------
+
+/** An address that guessed too often is refused before anything is looked up. */
+export const notGuessing: AdmissionStep<AdmissionContext> = async (ctx) => {
+  const wait = await ctx.failedAttempts.retryAfter(ctx.address);
+  return wait ? refuse('too_many_failed_attempts', wait) : undefined;
+};
 
 export const notWhileClosing: AdmissionStep<AdmissionContext> = (ctx) => (ctx.closing() ? refuse('shutting_down') : undefined);
 

@@ -2,9 +2,9 @@
 // agent or customer line, the call is open and ready.
 import { findCallByLine } from '../../../calls.js';
 import type { Side } from '../../../side.js';
-import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
 import {
   admit,
+  notGuessing,
   notWhileClosing,
   refuse,
   requireOpen,
@@ -16,15 +16,8 @@ import {
 
 export interface LineAdmission extends AdmissionContext {
   lineId: string;
-  address: string;
-  failedAttempts: FailedAttempts;
   side?: Side;
 }
-
-const notGuessing: AdmissionStep<LineAdmission> = async (ctx) => {
-  const wait = await ctx.failedAttempts.retryAfter(ctx.address);
-  return wait ? refuse('too_many_failed_attempts', wait) : undefined;
-};
 
 /** The call whose current line this is; an unknown id is a guess and counts against the address. */
 const loadLine: AdmissionStep<LineAdmission> = async (ctx) => {

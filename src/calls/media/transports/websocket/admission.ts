@@ -3,7 +3,6 @@
 // the call is open and ready, the side has a socket slot left, and the side is marked present.
 import type { Duplex } from 'node:stream';
 import type { EventBus } from '../../../../events/bus.js';
-import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
 import type { ConnectionSlots } from '../../../../realtime/connectionSlots.js';
 import { markJoined } from '../../../calls.js';
 import { parseChannelId, verifyMediaSecret } from '../../../join.js';
@@ -11,6 +10,7 @@ import { otherSide, type Side } from '../../../side.js';
 import {
   admit,
   loadCall,
+  notGuessing,
   notWhileClosing,
   refuse,
   requireOpen,
@@ -26,9 +26,7 @@ export type SocketKind = 'stream' | 'listen';
 export interface SocketAdmission extends AdmissionContext {
   url: URL;
   socket: Duplex;
-  address: string;
   events: EventBus;
-  failedAttempts: FailedAttempts;
   slots: ConnectionSlots;
   socketsPerSide: number;
   kind?: SocketKind;
@@ -45,11 +43,6 @@ export interface AdmittedSocket {
   sourceId: string;
   secret: string | null;
 }
-
-const notGuessing: AdmissionStep<SocketAdmission> = async (ctx) => {
-  const wait = await ctx.failedAttempts.retryAfter(ctx.address);
-  return wait ? refuse('too_many_failed_attempts', wait) : undefined;
-};
 
 const parseEndpoint: AdmissionStep<SocketAdmission> = (ctx) => {
   const path = ctx.url.pathname;
