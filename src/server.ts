@@ -9,7 +9,7 @@ import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './cal
 import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/database.js';
+import { openDatabase, type Database, type MemoryDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
 import { startInstance, type RunningInstance } from './instances.js';
@@ -49,8 +49,8 @@ export interface ConnectionStats {
 export interface StartOptions {
   /** Default: loggerFor(config). A logger given here should come from src/logging/logger.ts too. */
   logger?: Logger;
-  /** Tests: in-memory PGlite instead of DATA_DIR. */
-  memoryDatabase?: boolean;
+  /** Tests: in-memory PGlite instead of DATA_DIR, empty or from a snapshot. */
+  memoryDatabase?: MemoryDatabase;
   /** Media plane settings, e.g. the live interpreter factory. */
   media?: MediaPlaneOptions;
 }
