@@ -1,5 +1,5 @@
-import { openAsBlob } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { openAsBlob } from 'node:fs';
 import { inject } from 'vitest';
 import type { MemoryDatabase } from '../../src/db/database.js';
 import { runAdmin, withDatabase } from './migratedDatabase.js';

@@ -2,10 +2,10 @@
 // On PGlite it saves a migrated data directory (PGlite's dumpDataDir) that every in-process test server
 // starts from (about 0.5 s instead of an initdb of 2-5 s); on PostgreSQL (TEST_DATABASE_URL) it makes a
 // migrated template database that each test file's fresh database is created from.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import createKnex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
