@@ -1,12 +1,44 @@
 import { defineConfig } from 'vitest/config';
 
+// Three kinds of test file, told apart by the name (README, Tests):
+//   *.test.ts           unit: no database, no server; runs once. test/support/unitGuard.ts fails such a
+//                       file when it opens a database or starts the server.
+//   *.db.test.ts        database: runs on PGlite and again on PostgreSQL (TEST_DATABASE_URL).
+//   *.embedded.test.ts  the embedded database on disk (PGlite in DATA_DIR, its lock, `npm start` on it),
+//                       which ignores TEST_DATABASE_URL: runs once.
+// `vitest run` runs all three on PGlite; `vitest run --project db` with TEST_DATABASE_URL is the
+// PostgreSQL pass (test/run.ts runs both, see `npm test`).
+const files = (suffix: string) => [`test/**/*${suffix}`, `src/**/*${suffix}`];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Forks, not threads: tests spawn processes and open PGlite data directories
     // guarded by a per-process lock.
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: files('.test.ts'),
+          exclude: ['**/*.db.test.ts', '**/*.embedded.test.ts'],
+          setupFiles: ['test/support/unitGuard.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'db',
+          include: files('.db.test.ts'),
+          globalSetup: ['test/support/migratedDatabase.ts'],
+          // A worker runs file after file without loading the server's modules and PGlite afresh for each
+          // (half the CPU time of this project); every file closes the servers and sockets it opens.
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'embedded', include: files('.embedded.test.ts') } },
+    ],
   },
 });

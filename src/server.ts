@@ -10,7 +10,7 @@ import { attachWebSockets } from './calls/media/transports/websocket/server.js';
 import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/database.js';
+import { openDatabase, type Database, type MemoryDatabase } from './db/database.js';
 import { createEngineRegistry } from './engines/registry.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
@@ -48,8 +48,8 @@ export interface ConnectionStats {
 export interface StartOptions {
   /** Default: loggerFor(config). A logger given here should come from src/logging/logger.ts too. */
   logger?: Logger;
-  /** Tests: in-memory PGlite instead of DATA_DIR. */
-  memoryDatabase?: boolean;
+  /** Tests: in-memory PGlite instead of DATA_DIR, empty or from a snapshot. */
+  memoryDatabase?: MemoryDatabase;
   /** Media plane settings (the billing interval, the clock). */
   media?: MediaPlaneOptions;
 }

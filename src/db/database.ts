@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { PGlite, types as pgliteTypes, type PGliteOptions } from '@electric-sql/pglite';
 // knex is CommonJS and Node cannot see its named exports: only the default import works.
 import createKnex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
@@ -21,16 +21,23 @@ export interface OpenDatabaseOptions {
   /** PGlite keeps its files in `<dataDir>/pgdata`. */
   dataDir: string;
   /** PGlite in memory (tests): nothing on disk, so no lock either. */
-  memory?: boolean;
+  memory?: MemoryDatabase;
   /** Without them, the drivers' own (which wait a minute or for ever). */
   timeouts?: DatabaseTimeouts;
   /** Where knex's warnings go (a lost connection, a failed acquire); without it, the console. */
   logger?: Logger;
 }
 
+/**
+ * `true`: an empty in-memory PGlite. `snapshot`: one that starts from a data directory saved with
+ * PGlite's `dumpDataDir()` (tests start every server from one migrated snapshot instead of an initdb each).
+ */
+export type MemoryDatabase = boolean | { snapshot: Blob };
+
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts);
-  return opts.memory ? openPglite(undefined, opts) : openPgliteOnDisk(opts.dataDir, opts);
+  if (!opts.memory) return openPgliteOnDisk(opts.dataDir, opts);
+  return openPglite({ loadDataDir: opts.memory === true ? undefined : opts.memory.snapshot }, opts);
 }
 
 type Settings = Pick<OpenDatabaseOptions, 'timeouts' | 'logger'>;
@@ -151,7 +158,7 @@ async function openPgliteOnDisk(dataDir: string, settings: Settings): Promise<Da
   try {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(pgdata, { recursive: true });
-    const database = await openPglite(pgdata, settings);
+    const database = await openPglite({ dataDir: pgdata }, settings);
     return { ...database, close: () => closeThen(database, release) };
   } catch (error) {
     await release();
@@ -167,8 +174,11 @@ async function closeThen(database: Database, release: () => Promise<void>): Prom
   }
 }
 
-async function openPglite(pgdata: string | undefined, { timeouts, logger }: Settings): Promise<Database> {
-  const pglite = new PGlite({ dataDir: pgdata, parsers, serializers: pgliteSerializers });
+/** Where PGlite's data comes from: a directory on disk, a saved data directory, or neither (empty, in memory). */
+type PgliteData = Pick<PGliteOptions, 'dataDir' | 'loadDataDir'>;
+
+async function openPglite(data: PgliteData, { timeouts, logger }: Settings): Promise<Database> {
+  const pglite = new PGlite({ ...data, parsers, serializers: pgliteSerializers });
   try {
     await pglite.waitReady; // surfaces a broken data directory here, not at the first query
   } catch (error) {

@@ -211,16 +211,14 @@ describe('deepl engine', () => {
   });
 
   it('turns a hanging upstream into an EngineError', async () => {
+    // Held longer than the timeout: an engine that did not give up in time would get the answer and succeed.
     standIn.hang(10_000);
-    const started = Date.now();
     const error = await engineFailure(
       engine({ timeoutMs: 300, maxRetries: 0 }).translate({ ...request, texts: ['Hello'] }),
       'deepl',
     );
     expect(error.message).toBe('deepl did not answer in time (timeout 0.3 s per attempt, 1 attempt)');
     expect(standIn.requests).toHaveLength(1);
-    // deepl-node waits at least its first backoff interval (~1 s) per attempt.
-    expect(Date.now() - started).toBeLessThan(2_500);
   });
 
   it('turns an unreachable upstream into an EngineError', async () => {

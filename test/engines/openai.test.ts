@@ -151,15 +151,14 @@ describe('openai engine', () => {
   });
 
   it('turns a hanging upstream into an EngineError within the timeout', async () => {
+    // Held longer than the timeout: an engine that did not give up in time would get the answer and succeed.
     standIn.hang(10_000, 2);
-    const started = Date.now();
     const error = await engineFailure(
       engine({ timeoutMs: 300, maxRetries: 1 }).translate({ ...request, texts: ['Hello'] }),
       'openai',
     );
     expect(error.message).toBe('openai did not answer within 0.3 s (2 attempts)');
     expect(standIn.requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(3_000); // 2 x 0.3 s + one backoff (~0.5 s)
   });
 
   it('turns an unreachable upstream into an EngineError', async () => {

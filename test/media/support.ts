@@ -1,6 +1,7 @@
 // Helpers for media-plane tests: calls and joins over the API, WebSocket stream/listen clients, and a
 // scripted AudioSocket (PBX) client over TCP.
 import net from 'node:net';
+import { vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { parseWavHeader, WAV_HEADER_BYTES } from '../../src/calls/media/audio/pcm.js';
 import type { TestServer } from '../support/testServer.js';
@@ -93,11 +94,26 @@ export const whenClosed = (ws: WebSocket): Promise<Closed> =>
     ? Promise.resolve({ code: -1, reason: 'already closed' })
     : new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  // performance.now(), not Date.now(): tests may stop the server's clock (withServerClockStopped).
+  const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
+  }
+}
+
+/**
+ * Runs `work` with Date.now() standing still for the in-process server (and the test). Rules that read
+ * the wall clock, such as the mixer's "a source silent for 60 ms no longer holds the others back", then
+ * cannot fire because a loaded machine delivered one socket's frame late; timers still run.
+ */
+export async function withServerClockStopped<T>(work: () => Promise<T>): Promise<T> {
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+  try {
+    return await work();
+  } finally {
+    vi.useRealTimers();
   }
 }
 
@@ -198,7 +214,7 @@ export class Pbx {
       while (this.buffer.length >= 3) {
         const length = this.buffer.readUInt16BE(1);
         if (this.buffer.length < 3 + length) break;
-        this.messages.push({ kind: this.buffer[0], payload: Buffer.from(this.buffer.subarray(3, 3 + length)), at: Date.now() });
+        this.messages.push({ kind: this.buffer[0], payload: Buffer.from(this.buffer.subarray(3, 3 + length)), at: performance.now() });
         this.buffer = this.buffer.subarray(3 + length);
       }
     });

@@ -1,24 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { openAsBlob } from 'node:fs';
+import { inject } from 'vitest';
+import type { MemoryDatabase } from '../../src/db/database.js';
+import { runAdmin, withDatabase } from './migratedDatabase.js';
 
-/** Which backend the integration tests run on; set TEST_DATABASE_URL for PostgreSQL. */
+/** Which backend the database tests run on; set TEST_DATABASE_URL for PostgreSQL. */
 export const backendName: 'postgres' | 'pglite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
 
 export interface TestDatabase {
   databaseUrl?: string;
-  memory: boolean;
+  /** In-memory PGlite (empty, or from the run's migrated snapshot); false on PostgreSQL. */
+  memory: MemoryDatabase;
   drop(): Promise<void>;
 }
 
+export interface TestDatabaseOptions {
+  /**
+   * Start with every migration applied, from what test/support/migratedDatabase.ts made once for the
+   * run (a PGlite snapshot, or a PostgreSQL template database). Default: empty.
+   */
+  migrated?: boolean;
+}
+
 /**
- * A fresh, empty database for one test file: a new database on the TEST_DATABASE_URL
+ * A fresh database for one test file: a new database on the TEST_DATABASE_URL
  * server (so test files never see each other's rows), or an in-memory PGlite.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase({ migrated = false }: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) return { memory: true, drop: async () => {} };
+  if (!adminUrl) return { memory: migrated ? { snapshot: await pgliteSnapshot() } : true, drop: async () => {} };
   const name = `t_${randomBytes(6).toString('hex')}`;
-  await runAdmin(adminUrl, `CREATE DATABASE ${name}`);
+  await runAdmin(adminUrl, `CREATE DATABASE ${name}${migrated ? ` TEMPLATE ${provided('postgresTemplate')}` : ''}`);
   return {
     databaseUrl: withDatabase(adminUrl, name),
     memory: false,
@@ -27,18 +39,16 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-async function runAdmin(adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+let snapshot: Promise<Blob> | undefined;
+
+/** The migrated data directory, read once per worker (a Blob backed by the file, not a copy). */
+function pgliteSnapshot(): Promise<Blob> {
+  snapshot ??= openAsBlob(provided('pgliteSnapshot'));
+  return snapshot;
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
+function provided<K extends 'pgliteSnapshot' | 'postgresTemplate'>(key: K): string {
+  const value = inject(key);
+  if (!value) throw new Error(`no ${key}: test/support/migratedDatabase.ts makes it as the database project's globalSetup (vitest.config.ts)`);
+  return value;
 }

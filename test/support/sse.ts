@@ -62,11 +62,11 @@ export async function openEventStream(url: string, headers: Record<string, strin
     ended,
     close: () => controller.abort(),
     async waitFor(match, timeoutMs = 5_000) {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = performance.now() + timeoutMs;
       for (;;) {
         const found = events.find(match);
         if (found) return found;
-        const left = deadline - Date.now();
+        const left = deadline - performance.now();
         if (left <= 0) throw new Error(`no matching event within ${timeoutMs} ms; got ${events.map((e) => e.event).join(', ')}`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);

@@ -1,4 +1,4 @@
-// An in-process server on a fresh database (in-memory PGlite, or PostgreSQL when TEST_DATABASE_URL is
+// An in-process server on a fresh migrated database (in-memory PGlite, or PostgreSQL when TEST_DATABASE_URL is
 // set), validating every response against the contract, with helpers to make organizations and keys.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -35,7 +35,7 @@ export interface TestServerOptions {
 }
 
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-test-'));
   const config = loadConfig({
     PORT: '0',
