@@ -156,7 +156,7 @@ export async function storeMessage(
   let translated: string | null = null;
   let translation: PreparedTranslation | null = null;
   if (target && baseLanguage(target) !== baseLanguage(language)) {
-    translation = await prepareTranslation(deps, payer, { target, text: input.text, source: language });
+    translation = await prepareTranslation(deps, payer, { target, text: input.text, source: language }, { admitted: voicePart !== undefined });
     const [result] = translation.translations;
     if (result.translated) translated = result.text;
     language ??= result.detected_source_language;

@@ -149,19 +149,34 @@ export interface PreparedTranslation {
   fresh: Array<[string, EngineTranslation]>;
 }
 
+export interface PrepareOptions {
+  /**
+   * The request passed the empty-balance gate already and may hold money itself (a voice message holds
+   * its seconds before its transcript is translated): its own hold must not refuse it. The reservation
+   * below still refuses what the available balance cannot cover.
+   */
+  admitted?: boolean;
+}
+
 /**
  * Plans the texts, refuses an empty prepaid balance (402) before anything else, looks the texts up in
  * the cache, reserves the cost of what an engine must translate (402 when the available balance cannot
  * cover it), and calls the engine. A failure here releases the reservation.
  */
-export async function prepareTranslation(deps: TranslateDeps, payer: Payer, input: TranslateInput): Promise<PreparedTranslation> {
+export async function prepareTranslation(
+  deps: TranslateDeps,
+  payer: Payer,
+  input: TranslateInput,
+  options: PrepareOptions = {},
+): Promise<PreparedTranslation> {
   const texts = Array.isArray(input.text) ? input.text : [input.text];
   assertWithinTotal(texts);
   const planned = plan(input, texts);
   const needsEngine = planned.some((item) => !item.keep);
   const live = isLive(payer);
 
-  const org = needsEngine ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
+  const gate = needsEngine && !options.admitted;
+  const org = gate ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
   const engine = deps.engines.translation(payer.mode);
   const lookup = await lookUp(deps.db, engine, input, planned, live);
   const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'text', lookup.characters);

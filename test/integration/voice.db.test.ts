@@ -210,6 +210,26 @@ describe(`voice messages (${backendName})`, () => {
     expect(await moneyOf(orgId)).toEqual({ balance: 20_000, held: 0, ledgerRows: 1 });
   });
 
+  it('live mode: a recording whose seconds take the whole balance still posts when its translation is free (cached)', async () => {
+    // The transcript's translation is in the cache from a message of another organization.
+    const rich = await createSession(liveKey);
+    const warm = await fetch(`${t.url}/v1/sessions/${rich.id}/messages`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${liveKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ sender: 'customer', text: 'Hei, tämä on ääniviesti.', language: 'fi' }),
+    });
+    expect(warm.status).toBe(201);
+    const orgId = await t.createOrg({ balance: 0.03, voice_rate_per_minute: 0.6 }); // 3 s cost 0.03: all of it
+    const { key } = await t.createKey(orgId, 'live');
+    const session = await createSession(key);
+    transcription.reset();
+    const res = await upload(key, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
+    expect(res.status).toBe(201);
+    expect((await res.json()).agent_text).toBe('en-US:Hei, tämä on ääniviesti.');
+    // The seconds were held first; the translation, free, is not refused for the message's own hold.
+    expect(await moneyOf(orgId)).toEqual({ balance: 0, held: 0, ledgerRows: 2 });
+  });
+
   it('the customer can post a voice message from the page endpoint', async () => {
     const session = await createSession(testKey);
     const chatKey = session.customer_url.split('#k=')[1];
