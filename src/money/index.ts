@@ -7,6 +7,7 @@ export {
   releaseOnFailure,
   releaseOrphanedHolds,
   reserve,
+  reserveTogether,
   settle,
   type ChargeRefs,
   type Reservation,

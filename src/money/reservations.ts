@@ -14,7 +14,7 @@ import { errors } from '../errors.js';
 import type { OrganizationRow } from '../services/organizationRows.js';
 import { formatMicros } from './amounts.js';
 import { entryOfRequest, insertLedgerEntry } from './ledger.js';
-import { availableMicros, costMicros, type UsageKind } from './prices.js';
+import { availableMicros, costMicros, type Rates, type UsageKind } from './prices.js';
 
 /** A request that runs longer than this lost its hold: it is settled only if the balance still covers it. */
 export const HOLD_MAX_AGE_MS = 15 * 60 * 1000;
@@ -29,6 +29,8 @@ export interface Reservation {
   readonly holdId: number | null;
   /** A prepaid balance pays: settling changes it. */
   readonly prepaid: boolean;
+  /** The rates the hold was priced at; a settlement of another quantity is priced at them too. */
+  readonly rates: Rates;
 }
 
 /** What a settled reservation charged: the ledger row's figures (0 when nothing was billed). */
@@ -44,6 +46,12 @@ export interface ChargeRefs {
   requestRef: string | null;
 }
 
+/** One part of what a request holds: `quantity` units of `kind`. */
+export interface HoldPart {
+  kind: UsageKind;
+  quantity: number;
+}
+
 /**
  * Holds the cost of `quantity` units of `kind` for `payer`: one conditional UPDATE of the balance (it
  * succeeds only while balance - held covers the cost) and the hold row, in one statement. Test mode,
@@ -57,23 +65,56 @@ export async function reserve(
   kind: UsageKind,
   quantity: number,
 ): Promise<Reservation> {
+  const [reservation] = await reserveTogether(db, instanceId, payer, org, [{ kind, quantity }]);
+  return reservation!;
+}
+
+/**
+ * Holds several parts at once, all or none, in one statement: a request that needs them all (a voice
+ * message's seconds and its transcript's translation) never holds one part while the money for the
+ * other goes to a concurrent request. One reservation per part, settled or released on its own.
+ */
+export async function reserveTogether(
+  db: Knex,
+  instanceId: string,
+  payer: Payer,
+  org: OrganizationRow,
+  parts: HoldPart[],
+): Promise<Reservation[]> {
   const live = isLive(payer);
-  const cost = live ? costMicros(org, kind, quantity) : 0;
-  const base = { payer, kind, quantity: live ? quantity : 0, costMicros: cost, prepaid: org.balance_micros !== null };
-  if (!live || !base.prepaid || cost <= 0) return { ...base, holdId: null };
-  const { rows } = await db.raw<{ rows: Array<{ id: number }> }>(
+  const prepaid = org.balance_micros !== null;
+  const rates = { text_rate_micros: org.text_rate_micros, voice_rate_micros: org.voice_rate_micros };
+  const priced = parts.map(({ kind, quantity }) => ({
+    payer,
+    kind,
+    quantity: live ? quantity : 0,
+    costMicros: live ? costMicros(org, kind, quantity) : 0,
+    prepaid,
+    rates,
+    holdId: null as number | null,
+  }));
+  const held = priced.filter((part) => part.costMicros > 0);
+  if (!live || !prepaid || !held.length) return priced;
+  const total = held.reduce((sum, part) => sum + part.costMicros, 0);
+  const { rows } = await db.raw<{ rows: Array<{ id: number; amount_micros: number }> }>(
     `WITH held AS (
-       UPDATE organizations SET held_micros = held_micros + CAST(:cost AS bigint)
-       WHERE id = :org AND balance_micros IS NOT NULL AND balance_micros - held_micros >= CAST(:cost AS bigint)
+       UPDATE organizations SET held_micros = held_micros + CAST(:total AS bigint)
+       WHERE id = :org AND balance_micros IS NOT NULL AND balance_micros - held_micros >= CAST(:total AS bigint)
        RETURNING id
      )
      INSERT INTO balance_holds (org_id, amount_micros, instance_id)
-     SELECT id, CAST(:cost AS bigint), :instance FROM held
-     RETURNING id`,
-    { cost, org: org.id, instance: instanceId },
+     SELECT held.id, part.amount, :instance FROM held, unnest(CAST(:amounts AS bigint[])) AS part(amount)
+     RETURNING id, amount_micros`,
+    { total, org: org.id, instance: instanceId, amounts: `{${held.map((part) => part.costMicros).join(',')}}` },
   );
-  if (!rows.length) throw await refusal(db, org.id, cost);
-  return { ...base, holdId: rows[0].id };
+  if (!rows.length) throw await refusal(db, org.id, total);
+  // Each part takes a hold of its own amount (parts of equal cost are interchangeable).
+  const unclaimed = [...rows];
+  for (const part of held) {
+    const at = unclaimed.findIndex((row) => Number(row.amount_micros) === part.costMicros);
+    part.holdId = unclaimed.splice(at, 1)[0]!.id;
+  }
+  return priced;
 }
 
 /** 402 naming the cost and what the organization has available now. */
@@ -85,17 +126,24 @@ async function refusal(db: Knex, orgId: string, cost: number) {
 
 /**
  * Charges a reservation in the caller's transaction, the one that stores what it pays for: the hold
- * goes, the ledger row and the balance change come. A request that already has its charge (a retry
+ * goes, the ledger row and the balance change come. `quantity` is what the work turned out to use
+ * (default: what was held); what it costs beyond the hold must be covered by the available balance. A request that already has its charge (a retry
  * after a crash) is not charged again; that charge is returned. Should the hold have been lost (the
  * request outlived HOLD_MAX_AGE_MS, or its instance was taken for dead), the charge is made only if
  * the available balance still covers it, else 402 and the caller's transaction rolls back.
  */
-export async function settle(trx: Knex.Transaction, reservation: Reservation, refs: ChargeRefs): Promise<Billed> {
+export async function settle(
+  trx: Knex.Transaction,
+  reservation: Reservation,
+  refs: ChargeRefs,
+  quantity: number = reservation.quantity,
+): Promise<Billed> {
   const { payer } = reservation;
   if (!isLive(payer)) return { quantity: 0, costMicros: 0 };
+  const cost = quantity === reservation.quantity ? reservation.costMicros : costMicros(reservation.rates, reservation.kind, quantity);
   const held = await takeHold(trx, reservation.holdId);
   const earlier = await entryOfRequest(trx, refs.requestRef);
-  if (earlier || reservation.quantity === 0) {
+  if (earlier || quantity === 0) {
     if (held > 0) await updateBalance(trx, payer.orgId, 0, held);
     return earlier ? { quantity: earlier.quantity, costMicros: -earlier.amount_micros } : { quantity: 0, costMicros: 0 };
   }
@@ -103,12 +151,12 @@ export async function settle(trx: Knex.Transaction, reservation: Reservation, re
     orgId: payer.orgId,
     mode: payer.mode,
     kind: reservation.kind,
-    quantity: reservation.quantity,
-    amountMicros: -reservation.costMicros,
+    quantity,
+    amountMicros: -cost,
     reference: refs.reference,
     requestRef: refs.requestRef,
   });
-  const charged = inserted ? reservation.costMicros : 0;
+  const charged = inserted ? cost : 0;
   if (reservation.prepaid && (charged !== 0 || held > 0)) {
     if (!(await updateBalance(trx, payer.orgId, charged, held))) throw await refusal(trx, payer.orgId, charged);
   }

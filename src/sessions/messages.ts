@@ -95,7 +95,10 @@ export interface Recording {
 /** A voice message's recording and the reservation of its seconds, settled with the message. */
 export interface VoicePart {
   recording: Recording;
+  /** The recording's seconds. */
   reservation: Reservation;
+  /** Money held for the transcript's translation before the transcript existed. */
+  allowance: Reservation;
 }
 
 export interface PostedMessage {
@@ -156,7 +159,7 @@ export async function storeMessage(
   let translated: string | null = null;
   let translation: PreparedTranslation | null = null;
   if (target && baseLanguage(target) !== baseLanguage(language)) {
-    translation = await prepareTranslation(deps, payer, { target, text: input.text, source: language }, { admitted: voicePart !== undefined });
+    translation = await prepareTranslation(deps, payer, { target, text: input.text, source: language }, { allowance: voicePart?.allowance });
     const [result] = translation.translations;
     if (result.translated) translated = result.text;
     language ??= result.detected_source_language;
@@ -217,6 +220,8 @@ export async function storeMessage(
       if (translation) await commitTranslation(trx, translation, { reference, requestRef });
       if (voicePart) {
         await settle(trx, voicePart.reservation, { reference, requestRef: requestRef && `${requestRef}:voice` });
+        // A transcript that needed no translation leaves its allowance unused: it is freed.
+        if (!translation) await settle(trx, voicePart.allowance, { reference, requestRef }, 0);
       }
       return { row, voice };
     }),

@@ -4,7 +4,7 @@ import type { AppContext } from '../appContext.js';
 import type { Payer } from '../auth/principal.js';
 import { AudioError, inspectAudio, MAX_VOICE_SECONDS, type AudioInfo } from '../audio/inspect.js';
 import { errors } from '../errors.js';
-import { fundedPayer, releaseOnFailure, reserve } from '../money/index.js';
+import { fundedPayer, releaseOnFailure, reserveTogether } from '../money/index.js';
 import { TranscriptionError } from '../transcription/engine.js';
 import { findPostedMessage, storeMessage, type PostedMessage, type Sender } from './messages.js';
 import { assertOpen, type SessionRow } from './sessions.js';
@@ -42,6 +42,13 @@ async function measure(upload: VoiceUpload): Promise<AudioInfo> {
 }
 
 /**
+ * Characters of transcript held per second of recording for its translation: fast speech is about 20
+ * characters a second. The characters actually translated are charged; a longer transcript pays the
+ * rest from the available balance (402 when it cannot).
+ */
+export const TRANSCRIPT_CHARACTERS_PER_SECOND = 25;
+
+/**
  * Measures the recording, reserves its seconds (402 when the available balance cannot cover them),
  * transcribes it, and posts it: the message, its recording and its charges commit together. A failure
  * or refusal at any step releases what was held.
@@ -62,10 +69,15 @@ export async function postVoiceMessage(
   const org = await fundedPayer(deps.db, payer);
   const engine = deps.engines.transcription(payer.mode);
   const ownLanguage = sender === 'agent' ? session.agent_language : session.customer_language;
-  // Billed per started second.
-  const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'voice_message', Math.ceil(info.durationSeconds));
+  // Billed per started second; the transcript's translation is held with them, so that a message whose
+  // seconds the balance pays for can pay for its translation too, whatever else runs meanwhile.
+  const seconds = Math.ceil(info.durationSeconds);
+  const [reservation, allowance] = await reserveTogether(deps.db, deps.instanceId, payer, org, [
+    { kind: 'voice_message', quantity: seconds },
+    { kind: 'text', quantity: seconds * TRANSCRIPT_CHARACTERS_PER_SECOND },
+  ]);
 
-  return releaseOnFailure(deps.db, [reservation], async () => {
+  return releaseOnFailure(deps.db, [reservation, allowance], async () => {
     let transcript;
     try {
       transcript = await engine.transcribe(
@@ -83,7 +95,7 @@ export async function postVoiceMessage(
       session,
       { sender, text: transcript.text || '…', author_name: authorName, language: transcript.language },
       requestRef,
-      { recording: { data: upload.data, mimeType: info.mimeType, durationSeconds: info.durationSeconds }, reservation },
+      { recording: { data: upload.data, mimeType: info.mimeType, durationSeconds: info.durationSeconds }, reservation, allowance },
     );
   });
 }

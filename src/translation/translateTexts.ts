@@ -144,6 +144,8 @@ export interface PreparedTranslation {
   translations: TranslationOut[];
   currency: string;
   reservation: Reservation;
+  /** Characters an engine translated: what is charged (0 in test mode). */
+  characters: number;
   engine: TranslationEngine;
   /** Fresh engine results to cache (live mode only). */
   fresh: Array<[string, EngineTranslation]>;
@@ -151,11 +153,11 @@ export interface PreparedTranslation {
 
 export interface PrepareOptions {
   /**
-   * The request passed the empty-balance gate already and may hold money itself (a voice message holds
-   * its seconds before its transcript is translated): its own hold must not refuse it. The reservation
-   * below still refuses what the available balance cannot cover.
+   * Money the request already holds for this translation (a voice message holds its transcript's
+   * translation with its seconds, before transcribing): used instead of a new reservation and of the
+   * empty-balance gate, which the request passed already. The exact characters are charged from it.
    */
-  admitted?: boolean;
+  allowance?: Reservation;
 }
 
 /**
@@ -175,11 +177,11 @@ export async function prepareTranslation(
   const needsEngine = planned.some((item) => !item.keep);
   const live = isLive(payer);
 
-  const gate = needsEngine && !options.admitted;
+  const gate = needsEngine && !options.allowance;
   const org = gate ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
   const engine = deps.engines.translation(payer.mode);
   const lookup = await lookUp(deps.db, engine, input, planned, live);
-  const reservation = await reserve(deps.db, deps.instanceId, payer, org, 'text', lookup.characters);
+  const reservation = options.allowance ?? (await reserve(deps.db, deps.instanceId, payer, org, 'text', lookup.characters));
   const fresh = await releaseOnFailure(deps.db, [reservation], () => translateMisses(engine, input, lookup));
 
   const results = new Map<number, EngineTranslation>();
@@ -194,6 +196,7 @@ export async function prepareTranslation(
     }),
     currency: org.currency,
     reservation,
+    characters: live ? lookup.characters : 0,
     engine,
     fresh: live ? [...fresh] : [],
   };
@@ -206,7 +209,7 @@ export async function commitTranslation(
   refs: ChargeRefs,
 ): Promise<TranslateOut> {
   await writeCache(trx, prepared.engine, prepared.fresh);
-  const billed = await settle(trx, prepared.reservation, refs);
+  const billed = await settle(trx, prepared.reservation, refs, prepared.characters);
   return {
     target: prepared.target,
     translations: prepared.translations,

@@ -66,7 +66,8 @@ describe(`money under concurrent load (${backendName})`, () => {
   }, 120_000);
 
   it('concurrent voice messages against a balance that pays for a few: never more than it pays for', async () => {
-    // 3 s cost 0.03, and the transcript's translation 0.024 (from the cache once it is there).
+    // 3 s cost 0.03, held together with 75 characters of translation (0.075); the transcript's translation
+    // costs 0.024 (from the cache once it is there), so 0.3 pays for two or three at a time.
     const target = await liveTarget(0.3);
     const count = onPostgres ? 60 : 20;
     const sent = await Promise.all(Array.from({ length: count }, (_, n) => deliver(billable(target, 'voice', 'voices', n), t.url)));

@@ -188,7 +188,7 @@ describe(`voice messages (${backendName})`, () => {
     const posting = upload(liveKey, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
     await held.arrived;
     const seconds = await moneyOf(liveOrg);
-    expect(seconds.held).toBe(30_000); // 3 s reserved while the engine works
+    expect(seconds.held).toBe(31_500); // 3 s and their transcript's translation (75 characters) held while the engine works
     const close = await fetch(`${t.url}/v1/sessions/${session.id}/close`, { method: 'POST', headers: { Authorization: `Bearer ${liveKey}` } });
     expect(close.status).toBe(200);
     held.release();
@@ -205,12 +205,13 @@ describe(`voice messages (${backendName})`, () => {
     transcription.reset();
     const res = await upload(key, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
     expect(res.status).toBe(402);
-    expect((await res.json()).detail).toMatch(/costs 0\.030000 EUR and the prepaid balance has 0\.020000 EUR available/);
+    // The seconds (0.03) and their transcript's translation (75 characters, 0.0015) are held together.
+    expect((await res.json()).detail).toMatch(/costs 0\.031500 EUR and the prepaid balance has 0\.020000 EUR available/);
     expect(transcription.requests).toHaveLength(0);
     expect(await moneyOf(orgId)).toEqual({ balance: 20_000, held: 0, ledgerRows: 1 });
   });
 
-  it('live mode: a recording whose seconds take the whole balance still posts when its translation is free (cached)', async () => {
+  it('live mode: a recording holds its translation with its seconds; a cached translation frees that hold', async () => {
     // The transcript's translation is in the cache from a message of another organization.
     const rich = await createSession(liveKey);
     const warm = await fetch(`${t.url}/v1/sessions/${rich.id}/messages`, {
@@ -219,15 +220,16 @@ describe(`voice messages (${backendName})`, () => {
       body: JSON.stringify({ sender: 'customer', text: 'Hei, tämä on ääniviesti.', language: 'fi' }),
     });
     expect(warm.status).toBe(201);
-    const orgId = await t.createOrg({ balance: 0.03, voice_rate_per_minute: 0.6 }); // 3 s cost 0.03: all of it
+    // 3 s cost 0.03; their transcript's translation is held at 75 characters (0.0015): all of the balance.
+    const orgId = await t.createOrg({ balance: 0.0315, voice_rate_per_minute: 0.6 });
     const { key } = await t.createKey(orgId, 'live');
     const session = await createSession(key);
     transcription.reset();
     const res = await upload(key, session.id, await fixture('speech-3s.wav'), 'a.wav', 'audio/wav');
     expect(res.status).toBe(201);
     expect((await res.json()).agent_text).toBe('en-US:Hei, tämä on ääniviesti.');
-    // The seconds were held first; the translation, free, is not refused for the message's own hold.
-    expect(await moneyOf(orgId)).toEqual({ balance: 0, held: 0, ledgerRows: 2 });
+    // The seconds are charged; the translation came from the cache, so its allowance is freed unspent.
+    expect(await moneyOf(orgId)).toEqual({ balance: 1_500, held: 0, ledgerRows: 2 });
   });
 
   it('the customer can post a voice message from the page endpoint', async () => {
