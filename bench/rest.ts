@@ -1,0 +1,250 @@
+// npm run bench:rest [-- --db pglite|postgres|both] [--reps 3] [--seconds 10] [--warmup 3]
+//                       [--connections 16] [--threads 2] [--streams 1000] [--rows account,message-post] [--quick]
+//
+// The REST path under load (issue 13): wrk against the project's server, spawned as `npm start` runs it,
+// and in the same run, back to back for every repetition of every row, against a bare Express 5
+// hello-world and a bare node:http hello-world (same request, same connections). Prints medians and
+// spreads (min-max) of requests/s, p50 and p99 latency, the ratio to bare Express, each server's
+// event-loop delay under the load (measured inside the process by bench/support/loopDelayPreload.mjs),
+// the machine's load at start and end, and each goal of issue 13 met or NOT met.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort } from '../test/support/freePort.js';
+import { BACKEND_NAMES, createBenchDatabase, type Backend } from './support/databases.js';
+import { formatGoals } from './support/goals.js';
+import { machineLine } from './support/machine.js';
+import { formatRestTables, restGoals, summarizeRow, type BackendRows, type Measurement, type Repetition, type RowId } from './support/restReport.js';
+import { MESSAGE_BODY, newAdminToken, seed, type Seed } from './support/seed.js';
+import { BENCH_DIR, ROOT, serverEnv, startServerProcess, type ServerProcess } from './support/serverProcess.js';
+import { readStartCommand } from './support/startCommand.js';
+import { runWrk, wrkAvailable, wrkScript, WRK_MISSING, type WrkRequest } from './support/wrk.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'both' },
+    reps: { type: 'string' },
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string', default: '16' },
+    threads: { type: 'string', default: '2' },
+    streams: { type: 'string', default: '1000' },
+    rows: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+const positive = (name: string, raw: string | undefined, fallback: number) => {
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive whole number`);
+  return value;
+};
+const REPS = positive('reps', flags.reps, flags.quick ? 1 : 3);
+const SECONDS = positive('seconds', flags.seconds, flags.quick ? 3 : 10);
+const WARMUP = positive('warmup', flags.warmup, flags.quick ? 1 : 3);
+const CONNECTIONS = positive('connections', flags.connections, 16);
+const THREADS = positive('threads', flags.threads, 2);
+const STREAMS = positive('streams', flags.streams, 1000);
+const BACKENDS: Backend[] =
+  flags.db === 'both' ? ['pglite', 'postgres'] : flags.db === 'pglite' || flags.db === 'postgres' ? [flags.db] : [];
+if (!BACKENDS.length) throw new Error('--db must be pglite, postgres or both');
+
+interface Row {
+  id: RowId;
+  label: string;
+  request(seed: Seed): WrkRequest;
+  /** Open this many organization event streams while the project is measured. */
+  streams?: number;
+}
+
+const auth = (seed: Seed) => ({ Authorization: `Bearer ${seed.key}` });
+const json = (seed: Seed) => ({ ...auth(seed), 'Content-Type': 'application/json' });
+const TRANSLATE_BODY = JSON.stringify({ target: 'fi', text: ['Where is my order?'] });
+const postMessage = (seed: Seed): WrkRequest => ({
+  method: 'POST',
+  path: `/v1/sessions/${seed.postSessionId}/messages`,
+  headers: json(seed),
+  body: JSON.stringify(MESSAGE_BODY),
+});
+
+const ROWS: Row[] = [
+  { id: 'healthz', label: 'GET /healthz', request: () => ({ method: 'GET', path: '/healthz', headers: {} }) },
+  { id: 'account', label: 'GET /v1/account', request: (s) => ({ method: 'GET', path: '/v1/account', headers: auth(s) }) },
+  { id: 'call', label: 'GET /v1/calls/{id}', request: (s) => ({ method: 'GET', path: `/v1/calls/${s.callId}`, headers: auth(s) }) },
+  { id: 'translate', label: 'POST /v1/translate (test key)', request: (s) => ({ method: 'POST', path: '/v1/translate', headers: json(s), body: TRANSLATE_BODY }) },
+  {
+    id: 'translate-idempotent',
+    label: 'POST /v1/translate + Idempotency-Key',
+    request: (s) => ({
+      method: 'POST',
+      path: '/v1/translate',
+      headers: json(s),
+      body: TRANSLATE_BODY,
+      idempotencyKeyPrefix: `bench-${randomBytes(6).toString('hex')}-`,
+    }),
+  },
+  { id: 'message-post', label: 'POST /v1/sessions/{id}/messages', request: postMessage },
+  { id: 'message-post-streams', label: `POST .../messages, ${STREAMS.toLocaleString('en-US')} streams open`, request: postMessage, streams: STREAMS },
+  {
+    id: 'message-list',
+    label: 'GET /v1/sessions/{id}/messages (20)',
+    request: (s) => ({ method: 'GET', path: `/v1/sessions/${s.listSessionId}/messages?limit=20`, headers: auth(s) }),
+  },
+];
+const chosen = flags.rows?.split(',').map((r) => r.trim());
+const unknown = chosen?.filter((id) => !ROWS.some((row) => row.id === id));
+if (unknown?.length) throw new Error(`unknown --rows ${unknown.join(', ')}; rows: ${ROWS.map((r) => r.id).join(', ')}`);
+const rows = chosen ? ROWS.filter((row) => chosen.includes(row.id)) : ROWS;
+
+interface Bare {
+  express: ServerProcess;
+  http: ServerProcess;
+}
+
+async function main() {
+  if (!(await wrkAvailable())) {
+    console.error(WRK_MISSING);
+    process.exit(1);
+  }
+  const start = await readStartCommand(ROOT);
+  console.log(`REST benchmark: wrk ${THREADS} threads, ${CONNECTIONS} connections; ${WARMUP} s warm-up per row, then ${REPS} × ${SECONDS} s per row and server`);
+  console.log(`project server: node ${start.nodeArgs.join(' ')}   (package.json "start": ${start.script})`);
+  console.log(`at start: ${machineLine()}`);
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-rest-'));
+  const bareSpec = (name: string, file: string) => ({
+    name,
+    nodeArgs: [path.join(BENCH_DIR, 'support', file)],
+    env: serverEnv({}),
+    readyPath: '/',
+    logFile: path.join(workDir, `${file}.log`),
+    measureLoop: true,
+  });
+  const bare: Bare = {
+    express: await startServerProcess(bareSpec('bare Express', 'bareExpress.mjs')),
+    http: await startServerProcess(bareSpec('bare node:http', 'bareHttp.mjs')),
+  };
+  const results: Partial<Record<Backend, BackendRows>> = {};
+  try {
+    for (const backend of BACKENDS) {
+      results[backend] = await benchBackend(backend, start.nodeArgs, start.env, bare, workDir);
+      console.log(`\n${formatRestTables(BACKEND_NAMES[backend], results[backend]!)}`);
+    }
+  } finally {
+    await bare.express.stop();
+    await bare.http.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+  console.log(`\nat end: ${machineLine()}`);
+  console.log(
+    '\nratio = project req/s / bare Express req/s in the same repetition (median and min-max of the repetitions).\n' +
+      'p50/p99: latency of every request of a run, from wrk. loop: the server process\'s event-loop delay during the\n' +
+      'run (monitorEventLoopDelay, 5 ms resolution). failed: socket errors and answers >= 400 (should be 0).',
+  );
+  console.log('\nGoals (issue 13):');
+  console.log(formatGoals(restGoals(results, BACKEND_NAMES)));
+}
+
+async function benchBackend(backend: Backend, nodeArgs: string[], startEnv: Record<string, string>, bare: Bare, workDir: string): Promise<BackendRows> {
+  const name = BACKEND_NAMES[backend];
+  console.log(`\n== ${name}: starting the server`);
+  const db = await createBenchDatabase(backend, workDir);
+  const adminToken = newAdminToken();
+  let server: ServerProcess | undefined;
+  let streams: ChildProcess | undefined;
+  try {
+    server = await startServerProcess({
+      name: `project (${name})`,
+      nodeArgs,
+      env: serverEnv({
+        ...startEnv,
+        ...db.env,
+        HOST: '127.0.0.1',
+        ADMIN_TOKEN: adminToken,
+        AUDIOSOCKET_PORT: String(await freePort()),
+        // The load comes from one key: the limit must not refuse it (the limiter still runs on every request).
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        EVENT_STREAMS_PER_KEY: String(STREAMS + 50),
+      }),
+      readyPath: '/healthz',
+      logFile: path.join(workDir, `server-${backend}.log`),
+      measureLoop: true,
+    });
+    const data = await seed(server.url, adminToken);
+    const scripts = new Map<RowId, string>();
+    for (const row of rows) {
+      const file = path.join(workDir, `${backend}-${row.id}.lua`);
+      await writeFile(file, wrkScript(row.request(data)));
+      scripts.set(row.id, file);
+    }
+    const measure = async (target: ServerProcess, row: Row, seconds: number): Promise<Measurement> => {
+      await target.loopReset();
+      const wrk = await runWrk({ baseUrl: target.url, scriptFile: scripts.get(row.id)!, connections: CONNECTIONS, threads: THREADS, seconds });
+      return { wrk, loop: await target.loopRead() };
+    };
+    const reps = new Map<RowId, Repetition[]>(rows.map((row) => [row.id, []]));
+    process.stdout.write(`warm-up (${WARMUP} s per row and server)...`);
+    for (const row of rows) for (const target of [bare.express, bare.http, server]) await measure(target, row, WARMUP);
+    console.log(' done');
+    // Repetitions outermost: every row's repetition is measured minutes apart from its next one, and
+    // each beside its baselines of the same minute.
+    for (let rep = 1; rep <= REPS; rep++) {
+      for (const row of rows) {
+        process.stdout.write(`rep ${rep}/${REPS} ${row.label}: `);
+        const express = await measure(bare.express, row, SECONDS);
+        const http = await measure(bare.http, row, SECONDS);
+        if (row.streams) {
+          streams ??= openStreamHolder();
+          await ask(streams, { cmd: 'open', url: `${server.url}/v1/events`, key: data.key, count: row.streams }, 'opened');
+        }
+        const project = await measure(server, row, SECONDS);
+        if (row.streams) {
+          const delivered = await settledEventCount(streams!);
+          await ask(streams!, { cmd: 'close' }, 'closed');
+          process.stdout.write(`[${delivered.toLocaleString('en-US')} events delivered to ${row.streams} streams for ~${project.wrk.requests} posts] `);
+        }
+        reps.get(row.id)!.push({ project, express, http });
+        console.log(`${Math.round(project.wrk.rps)} req/s (bare Express ${Math.round(express.wrk.rps)}), p99 ${project.wrk.p99Ms.toFixed(1)} ms`);
+      }
+    }
+    return Object.fromEntries(rows.map((row) => [row.id, summarizeRow(row.label, reps.get(row.id)!)]));
+  } finally {
+    streams?.kill();
+    await server?.stop();
+    await db.drop();
+  }
+}
+
+function openStreamHolder(): ChildProcess {
+  return fork(path.join(BENCH_DIR, 'support', 'eventStreams.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+function ask(proc: ChildProcess, message: object, event: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (reply: Record<string, unknown>) => {
+      if (reply.event !== event && reply.event !== 'error') return;
+      proc.off('message', onMessage);
+      if (reply.event === 'error') reject(new Error(`event streams: ${String(reply.message)}`));
+      else resolve(reply);
+    };
+    proc.on('message', onMessage);
+    proc.send(message);
+  });
+}
+
+/** Events received by all streams once deliveries stopped (the count no longer grows over half a second). */
+async function settledEventCount(proc: ChildProcess): Promise<number> {
+  let last = -1;
+  for (;;) {
+    const { events } = (await ask(proc, { cmd: 'count' }, 'count')) as { events: number };
+    if (events === last) return events;
+    last = events;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+// Holds many open event streams (GET /v1/events, server-sent events) for bench/rest.ts, in its own
+// process so reading them does not load the process that measures. Driven over IPC:
+//   {cmd: 'open', url, key, count} -> {event: 'opened'}   every stream answered 200
+//   {cmd: 'count'}                 -> {event: 'count', events}   events received so far, all streams
+//   {cmd: 'close'}                 -> {event: 'closed'}
+import http from 'node:http';
+
+const streams: http.ClientRequest[] = [];
+let events = 0;
+const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+
+function open(url: string, key: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent, headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) {
+        reject(new Error(`event stream answered ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      res.setEncoding('utf8');
+      let carry = '';
+      res.on('data', (chunk: string) => {
+        // Each event has one "event:" line; the carry covers a line split across chunks.
+        const text = carry + chunk;
+        const lines = text.split('\n');
+        carry = lines.pop()!;
+        for (const line of lines) if (line.startsWith('event:')) events++;
+      });
+      res.on('error', () => undefined);
+      resolve();
+    });
+    req.on('error', (err) => (streams.includes(req) ? undefined : reject(err)));
+    streams.push(req);
+  });
+}
+
+process.on('message', async (message: { cmd: string; url?: string; key?: string; count?: number }) => {
+  try {
+    if (message.cmd === 'open') {
+      // In batches, as clients connecting over a few seconds would, not one burst of a thousand.
+      for (let i = 0; i < message.count!; i += 50) {
+        await Promise.all(Array.from({ length: Math.min(50, message.count! - i) }, () => open(message.url!, message.key!)));
+      }
+      process.send!({ event: 'opened' });
+    } else if (message.cmd === 'count') {
+      process.send!({ event: 'count', events });
+    } else if (message.cmd === 'close') {
+      for (const req of streams.splice(0)) req.destroy();
+      process.send!({ event: 'closed' });
+    }
+  } catch (err) {
+    process.send!({ event: 'error', message: (err as Error).message });
+  }
+});

@@ -1,0 +1,22 @@
+// Medians and spreads of a benchmark's repetitions: the figure printed is the median, the spread
+// (min-max) says how far the repetitions were apart on a machine whose load moves.
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  count: number;
+}
+
+/** The median of the values (the mean of the middle two for an even count); NaN when there are none. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function spread(values: readonly number[]): Spread {
+  if (values.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, count: 0 };
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values), count: values.length };
+}
