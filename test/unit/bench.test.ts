@@ -1,0 +1,225 @@
+// The pure parts of the benchmarks (bench/support): wrk's scripts and summaries, medians and spreads,
+// the goals of issue 13 and the printed tables. The wrk script is also run through the real wrk.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatGoals, goal } from '../../bench/support/goals.js';
+import { formatRestTables, restGoals, summarizeRow, type Repetition } from '../../bench/support/restReport.js';
+import { parseStartScript } from '../../bench/support/startCommand.js';
+import { median, spread } from '../../bench/support/stats.js';
+import { table, withSpread } from '../../bench/support/format.js';
+import { luaString, parseWrkOutput, runWrk, wrkAvailable, wrkScript, type WrkResult } from '../../bench/support/wrk.js';
+
+// wrk is not a prerequisite of npm test: without it the one test that runs it is skipped.
+const HAS_WRK = await wrkAvailable();
+const NAMES = { pglite: 'PGlite', postgres: 'PostgreSQL' };
+
+describe('median and spread', () => {
+  it('takes the middle value, or the mean of the middle two', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('gives the median with the smallest and largest repetition', () => {
+    expect(spread([10, 30, 20])).toEqual({ median: 20, min: 10, max: 30, count: 3 });
+    expect(withSpread(spread([1200, 1000, 1100]))).toBe('1,100 (1,000-1,200)');
+    expect(withSpread(spread([0.5]), 2)).toBe('0.50');
+  });
+});
+
+const WRK_STDOUT = `Running 10s test @ http://127.0.0.1:8080
+  2 threads and 16 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.60ms    8.56ms  67.11ms   94.92%
+  9531 requests in 1.00s, 1.13MB read
+Requests/sec:   9486.06
+BENCH_WRK_JSON {"requests":9531,"duration_us":1004738,"p50_us":274.0,"p99_us":53633.0,"max_us":67105.0,"connect":0,"read":1,"write":0,"timeout":2,"status":3}
+`;
+
+describe('wrk', () => {
+  it('reads the summary line the script prints', () => {
+    const result = parseWrkOutput(WRK_STDOUT);
+    expect(result).toEqual({
+      requests: 9531,
+      seconds: 1.004738,
+      rps: 9531 / 1.004738,
+      p50Ms: 0.274,
+      p99Ms: 53.633,
+      maxMs: 67.105,
+      errors: { connect: 0, read: 1, write: 0, timeout: 2, status: 3 },
+    });
+  });
+
+  it('says what wrk printed when the summary is missing', () => {
+    expect(() => parseWrkOutput('unable to connect to 127.0.0.1:1 Connection refused\n')).toThrow(/Connection refused/);
+  });
+
+  it('writes any text as a Lua string literal', () => {
+    expect(luaString('plain')).toBe('"plain"');
+    expect(luaString('a"b\\c\nd')).toBe('"a\\"b\\\\c\\010d"');
+    // UTF-8 bytes as three-digit escapes, so a following digit is never read as part of one.
+    expect(luaString('ö1')).toBe('"\\195\\1821"');
+  });
+
+  it('sets method, path, headers and body, and numbers Idempotency-Keys per thread only when asked', () => {
+    const plain = wrkScript({ method: 'GET', path: '/v1/account', headers: { Authorization: 'Bearer k' } });
+    expect(plain).toContain('wrk.method = "GET"');
+    expect(plain).toContain('wrk.path = "/v1/account"');
+    expect(plain).toContain('wrk.headers["Authorization"] = "Bearer k"');
+    expect(plain).not.toContain('Idempotency-Key');
+    expect(plain).not.toContain('wrk.body');
+    const keyed = wrkScript({ method: 'POST', path: '/v1/translate', headers: {}, body: '{}', idempotencyKeyPrefix: 'run1-' });
+    expect(keyed).toContain('wrk.body = "{}"');
+    expect(keyed).toContain('wrk.headers["Idempotency-Key"] = "run1-" .. thread_number .. "-" .. sent');
+  });
+
+  it.skipIf(!HAS_WRK)('sends exactly the scripted request through the real wrk, a new Idempotency-Key each time', async () => {
+    const seen: Array<{ method: string; url: string; key: string; type: string; body: string }> = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        seen.push({ method: req.method!, url: req.url!, key: String(req.headers['idempotency-key']), type: String(req.headers['content-type']), body });
+        res.statusCode = seen.length % 2 ? 200 : 404;
+        res.end('x');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-test-'));
+    try {
+      const body = JSON.stringify({ text: 'Hei, tilaukseni on myöhässä. "quoted"\n' });
+      const scriptFile = path.join(dir, 'post.lua');
+      await writeFile(
+        scriptFile,
+        wrkScript({ method: 'POST', path: '/v1/translate?x=1', headers: { 'Content-Type': 'application/json' }, body, idempotencyKeyPrefix: 'p-' }),
+      );
+      const { port } = server.address() as AddressInfo;
+      const result = await runWrk({ baseUrl: `http://127.0.0.1:${port}`, scriptFile, connections: 4, threads: 2, seconds: 1 });
+      expect(result.requests).toBeGreaterThan(10);
+      // Every other answer is a 404: wrk counts those as failed.
+      expect(Math.abs(result.errors.status - result.requests / 2)).toBeLessThanOrEqual(4);
+      const answered = seen.slice(0, result.requests);
+      expect(new Set(answered.map((r) => `${r.method} ${r.url} ${r.type} ${r.body}`))).toEqual(
+        new Set([`POST /v1/translate?x=1 application/json ${body}`]),
+      );
+      expect(new Set(answered.map((r) => r.key)).size).toBe(answered.length);
+      expect(answered.every((r) => /^p-[12]-\d+$/.test(r.key))).toBe(true);
+    } finally {
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the start script', () => {
+  it('is spawned as node with its arguments and variables', () => {
+    expect(parseStartScript('node --import tsx src/main.ts')).toEqual({
+      nodeArgs: ['--import', 'tsx', 'src/main.ts'],
+      env: {},
+      script: 'node --import tsx src/main.ts',
+    });
+    expect(parseStartScript('NODE_ENV=production node dist/src/main.js').env).toEqual({ NODE_ENV: 'production' });
+  });
+
+  it('is refused when it needs a shell or is not node', () => {
+    expect(() => parseStartScript('npm run build && node dist/src/main.js')).toThrow(/needs a shell/);
+    expect(() => parseStartScript('tsx src/main.ts')).toThrow(/does not start with node/);
+    expect(() => parseStartScript('node')).toThrow(/does not start with node/);
+  });
+});
+
+const wrk = (rps: number, p50Ms: number, p99Ms: number, status = 0): WrkResult => ({
+  requests: rps * 10,
+  seconds: 10,
+  rps,
+  p50Ms,
+  p99Ms,
+  maxMs: p99Ms * 2,
+  errors: { connect: 0, read: 0, write: 0, timeout: 0, status },
+});
+const loop = (p50Ms: number, p99Ms: number) => ({ p50Ms, p99Ms, maxMs: p99Ms });
+const rep = (projectRps: number, expressRps: number, p50 = 2, p99 = 20, loopP99 = 10): Repetition => ({
+  project: { wrk: wrk(projectRps, p50, p99), loop: loop(1, loopP99) },
+  express: { wrk: wrk(expressRps, 1, 5), loop: loop(0.5, 8) },
+  http: { wrk: wrk(expressRps * 3, 0.5, 3), loop: loop(0.3, 6) },
+});
+
+describe('a row of bench:rest', () => {
+  it('takes the ratio per repetition, against bare Express of the same repetition', () => {
+    // Medians of each column alone would give 2000/4000 = 0.5; per repetition the ratios are 0.4, 0.6, 0.5.
+    const row = summarizeRow('GET /v1/account', [rep(2000, 5000), rep(3000, 5000), rep(1500, 3000)]);
+    expect(row.ratio).toEqual({ median: 0.5, min: 0.4, max: 0.6, count: 3 });
+    expect(row.rps.median).toBe(2000);
+    expect(row.expressRps.median).toBe(5000);
+    expect(row.errors).toBe(0);
+  });
+
+  it('counts the failed requests of the project', () => {
+    const failing = rep(1000, 2000);
+    failing.project.wrk.errors.status = 7;
+    expect(summarizeRow('x', [failing, rep(1000, 2000)]).errors).toBe(7);
+  });
+
+  it('prints throughput and latency tables with spreads', () => {
+    const text = formatRestTables('PostgreSQL', { account: summarizeRow('GET /v1/account', [rep(2000, 5000), rep(3000, 5000)]) });
+    expect(text).toContain('PostgreSQL');
+    expect(text).toMatch(/GET \/v1\/account\s+2,500 \(2,000-3,000\)\s+5,000\s+15,000\s+0.50 \(0.40-0.60\)\s+0/);
+    expect(text).toMatch(/GET \/v1\/account\s+2.0\s+20.0\s+1.0 \/ 5.0\s+1.0 \/ 10.0\s+0.5 \/ 8.0/);
+  });
+});
+
+describe('the goals of issue 13', () => {
+  it('judges ratios per database, the message post p50 on PostgreSQL, the worst p99 and loop delay, and the fan-out', () => {
+    const good = { account: summarizeRow('GET /v1/account', [rep(2600, 5000)]), 'message-post': summarizeRow('post', [rep(1000, 5000, 8)]) };
+    const goals = restGoals(
+      {
+        postgres: { ...good, 'message-post-streams': summarizeRow('post, streams', [rep(900, 5000, 9.5)]) },
+        pglite: {
+          account: summarizeRow('GET /v1/account', [rep(1700, 5000, 2, 80, 30)]),
+          'message-post': summarizeRow('post', [rep(500, 5000, 10)]),
+          'message-post-streams': summarizeRow('post, streams', [rep(300, 5000, 14)]),
+        },
+      },
+      NAMES,
+    );
+    const byName = (part: string) => goals.filter((g) => g.name.includes(part));
+    expect(byName('GET /v1/account on PostgreSQL')[0]).toMatchObject({ value: '0.52', met: true });
+    expect(byName('GET /v1/account on PGlite')[0]).toMatchObject({ value: '0.34', met: false });
+    expect(byName('GET /v1/calls/{id} on PostgreSQL')[0]).toMatchObject({ value: 'not measured', met: null });
+    expect(byName('message post p50 on PostgreSQL <')[0]).toMatchObject({ value: '8.0 ms', met: true });
+    expect(byName('message post p50 on PGlite <')).toEqual([]);
+    expect(byName('p99 of every row on PGlite')[0]).toMatchObject({ name: expect.stringContaining('worst: GET /v1/account'), value: '80.0 ms', met: false });
+    expect(byName('event-loop delay p99 on PostgreSQL')[0]).toMatchObject({ value: '10.0 ms', met: true });
+    expect(byName('event-loop delay p99 on PGlite')[0]).toMatchObject({ value: '30.0 ms', met: false });
+    // 9.5 vs 8 ms: within 20% (1.6 ms); 14 vs 10 ms: beyond 20% (2 ms).
+    expect(byName('with open streams')).toMatchObject([
+      { name: expect.stringContaining('PostgreSQL'), value: '9.5 vs 8.0 ms', met: true },
+      { name: expect.stringContaining('PGlite'), value: '14.0 vs 10.0 ms', met: false },
+    ]);
+  });
+
+  it('prints each goal with its value and verdict, and the count met', () => {
+    const text = formatGoals([
+      goal('start on PostgreSQL < 2 s', 1.5, '<', 2, (v) => `${v} s`),
+      goal('RSS on PGlite < 350 MiB', 400, '<', 350, (v) => `${v} MiB`),
+      goal('not run', undefined, '<', 1, String),
+    ]);
+    expect(text.split('\n')).toEqual([
+      expect.stringMatching(/^ {2}start on PostgreSQL < 2 s\s+1.5 s {2}met$/),
+      expect.stringMatching(/^ {2}RSS on PGlite < 350 MiB\s+400 MiB {2}NOT met$/),
+      expect.stringMatching(/^ {2}not run\s+not measured {2}not measured$/),
+      '  1 of 2 measured goals met, 1 not measured',
+    ]);
+  });
+});
+
+describe('table', () => {
+  it('pads the first column left and the others right, under a rule', () => {
+    expect(table([['row', 'n'], ['a', '10'], ['longer', '2']])).toBe('row      n\n------  --\na       10\nlonger   2');
+  });
+});
