@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { detectionGoals, formatDetection, loadLabelledTexts, measureDetection } from '../../bench/support/detection.js';
 import { formatGoals, goal } from '../../bench/support/goals.js';
 import { formatRestTables, restGoals, summarizeRow, type Repetition } from '../../bench/support/restReport.js';
 import { parseStartScript } from '../../bench/support/startCommand.js';
@@ -215,6 +216,52 @@ describe('the goals of issue 13', () => {
       expect.stringMatching(/^ {2}not run\s+not measured {2}not measured$/),
       '  1 of 2 measured goals met, 1 not measured',
     ]);
+  });
+});
+
+describe('detection quality', () => {
+  const texts = [
+    { lang: 'en', text: 'Hello world' },
+    { lang: 'en', text: 'Thank you' },
+    { lang: 'fr', text: 'Merci beaucoup' },
+    { lang: 'es', text: 'Gracias' },
+  ];
+  // A detector with a fixed answer per text: right, wrong (Norwegian), right, undecided.
+  const answers: Record<string, string | null> = { 'Hello world': 'no', 'Thank you': 'en', 'Merci beaucoup': 'fr', Gracias: null };
+
+  it('counts right, undecided and wrong answers, per language too', async () => {
+    const quality = await measureDetection((text) => answers[text]!, texts);
+    expect(quality).toEqual({
+      total: 4,
+      correct: 2,
+      undetected: 1,
+      wrong: [{ text: 'Hello world', expected: 'en', got: 'no' }],
+      perLanguage: { en: { total: 2, correct: 1 }, fr: { total: 1, correct: 1 }, es: { total: 1, correct: 0 } },
+      answers: ['no', 'en', 'fr', null],
+    });
+    const text = formatDetection('fake', quality);
+    expect(text).toContain('fake: 2 of 4 right (50.0 %), 1 undecided (25.0 %), 1 wrong (25.0 %)');
+    expect(text).toContain('en 1/2  fr 1/1  es 0/1');
+    expect(text).toMatch(/"Hello world"\s+en\s+no/);
+  });
+
+  it('is no loss when as many are right, no more are wrong and "Hello world" is not taken for another language', async () => {
+    const reference = await measureDetection((text) => answers[text]!, texts);
+    const better = await measureDetection((text) => ({ ...answers, 'Hello world': null })[text]!, texts);
+    expect(detectionGoals(better, reference, texts).map((g) => g.met)).toEqual([true, true, true]);
+    const worse = await measureDetection((text) => ({ ...answers, 'Thank you': 'vi' })[text]!, texts);
+    expect(detectionGoals(worse, reference, texts)).toEqual([
+      { name: 'detection: texts right >= reference (2)', value: '1', met: false },
+      { name: 'detection: texts wrong <= reference (1)', value: '2', met: false },
+      { name: 'detection: "Hello world" is English or undecided', value: 'no', met: false },
+    ]);
+  });
+
+  it('has a labelled set of at least 100 short texts in many languages, the greetings of issue 13 among them', async () => {
+    const set = await loadLabelledTexts();
+    expect(set.length).toBeGreaterThanOrEqual(100);
+    expect(new Set(set.map((t) => t.lang)).size).toBeGreaterThanOrEqual(20);
+    for (const greeting of ['Hello world', 'Thank you', 'Gracias', 'Merci beaucoup']) expect(set.map((t) => t.text)).toContain(greeting);
   });
 });
 

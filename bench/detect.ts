@@ -1,0 +1,43 @@
+// npm run bench:detect: the project's language detection (src/translation/language.ts) on the labelled
+// short texts of bench/fixtures/short-texts.json, beside the reference detector (what the project used
+// when issue 13 was filed: ELD's medium dictionaries, answers ELD itself calls reliable), with the goals.
+// bench:start prints the same through detectionReport().
+import { eld } from 'eld/medium';
+import { detectLanguage } from '../src/translation/language.js';
+import {
+  detectionGoals,
+  detectionTime,
+  formatDetection,
+  loadLabelledTexts,
+  measureDetection,
+  type Detector,
+} from './support/detection.js';
+import { num } from './support/format.js';
+import { formatGoals, type Goal } from './support/goals.js';
+
+/** Deliberately frozen: the yardstick a new detector is measured against, whatever the project uses now. */
+const reference: Detector = (text) => {
+  const result = eld.detect(text);
+  return result.language && result.isReliable() ? result.language : null;
+};
+
+export async function detectionReport(): Promise<{ text: string; goals: Goal[] }> {
+  const texts = await loadLabelledTexts();
+  const project = await measureDetection(detectLanguage, texts);
+  const baseline = await measureDetection(reference, texts);
+  const projectUs = await detectionTime(detectLanguage, texts);
+  const referenceUs = await detectionTime(reference, texts);
+  const text = [
+    `Language detection on ${texts.length} labelled short texts in ${Object.keys(project.perLanguage).length} languages (bench/fixtures/short-texts.json):`,
+    formatDetection(`project (src/translation/language.ts), ${num(projectUs, 0)} us per text`, project),
+    formatDetection(`reference (eld/medium, reliable answers only), ${num(referenceUs, 0)} us per text`, baseline),
+  ].join('\n\n');
+  return { text, goals: detectionGoals(project, baseline, texts) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { text, goals } = await detectionReport();
+  console.log(text);
+  console.log('\nGoals (issue 13):');
+  console.log(formatGoals(goals));
+}
