@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { detectionGoals, formatDetection, loadLabelledTexts, measureDetection } from '../../bench/support/detection.js';
 import { formatGoals, goal } from '../../bench/support/goals.js';
 import { formatRestTables, restGoals, summarizeRow, type Repetition } from '../../bench/support/restReport.js';
+import { formatProbes, formatStarts, startGoals, summarizeStarts } from '../../bench/support/startReport.js';
 import { parseStartScript } from '../../bench/support/startCommand.js';
 import { median, spread } from '../../bench/support/stats.js';
 import { table, withSpread } from '../../bench/support/format.js';
@@ -216,6 +217,40 @@ describe('the goals of issue 13', () => {
       expect.stringMatching(/^ {2}not run\s+not measured {2}not measured$/),
       '  1 of 2 measured goals met, 1 not measured',
     ]);
+  });
+});
+
+describe('bench:start', () => {
+  const MiB = 1024 * 1024;
+  const starts = (seconds: number[], mib: number[]) => summarizeStarts(seconds.map((s, i) => ({ startMs: s * 1000, rss: mib[i]! * MiB })));
+
+  it('gives medians of start-up seconds and RSS MiB, and judges the existing-database configurations', () => {
+    const results = {
+      'bare Express': starts([0.25, 0.3, 0.2], [52, 53, 51]),
+      'PGlite, existing data dir': starts([3.5, 4.5, 3.9], [360, 340, 345]),
+      'PostgreSQL, existing database': starts([2.5, 1.5, 1.9], [190, 195, 210]),
+    };
+    expect(results['PGlite, existing data dir'].startS).toEqual({ median: 3.9, min: 3.5, max: 4.5, count: 3 });
+    expect(startGoals(results)).toEqual([
+      { name: 'start-up on PostgreSQL (existing database) < 2 s', value: '1.90 s', met: true },
+      { name: 'start-up on PGlite (existing data dir) < 4 s', value: '3.90 s', met: true },
+      { name: 'idle RSS on PostgreSQL < 200 MiB', value: '195 MiB', met: true },
+      { name: 'idle RSS on PGlite (existing data dir) < 350 MiB', value: '345 MiB', met: true },
+    ]);
+    expect(startGoals({ 'PGlite, existing data dir': starts([5], [400]) }).map((g) => g.met)).toEqual([null, false, null, false]);
+    expect(formatStarts(results, 10)).toMatch(/PostgreSQL, existing database\s+1.90 \(1.50-2.50\)\s+195 \(190-210\)/);
+  });
+
+  it('prints what each part costs alone, and a probe that failed', () => {
+    const text = formatProbes({
+      express: [
+        { ms: 130, rssBefore: 50 * MiB, rssAfter: 64 * MiB },
+        { ms: 150, rssBefore: 50 * MiB, rssAfter: 66 * MiB },
+      ],
+      'PGlite instance': new Error('Cannot find module x\nstack'),
+    });
+    expect(text).toMatch(/express\s+0.14 \(0.13-0.15\)\s+\+15 MiB/);
+    expect(text).toMatch(/PGlite instance\s+failed\s+Cannot find module x$/m);
   });
 });
 
