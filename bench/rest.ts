@@ -200,9 +200,9 @@ async function benchBackend(backend: Backend, nodeArgs: string[], startEnv: Reco
         }
         const project = await measure(server, row, SECONDS);
         if (row.streams) {
-          const delivered = await settledEventCount(streams!);
+          const { min, max } = await settledEventCounts(streams!);
           await ask(streams!, { cmd: 'close' }, 'closed');
-          process.stdout.write(`[${delivered.toLocaleString('en-US')} events delivered to ${row.streams} streams for ~${project.wrk.requests} posts] `);
+          process.stdout.write(`[each of ${row.streams} streams received ${min === max ? min : `${min}-${max}`} events] `);
         }
         reps.get(row.id)!.push({ project, express, http });
         console.log(`${Math.round(project.wrk.rps)} req/s (bare Express ${Math.round(express.wrk.rps)}), p99 ${project.wrk.p99Ms.toFixed(1)} ms`);
@@ -233,13 +233,13 @@ function ask(proc: ChildProcess, message: object, event: string): Promise<Record
   });
 }
 
-/** Events received by all streams once deliveries stopped (the count no longer grows over half a second). */
-async function settledEventCount(proc: ChildProcess): Promise<number> {
+/** Events received per stream once deliveries stopped (the total no longer grows over half a second). */
+async function settledEventCounts(proc: ChildProcess): Promise<{ min: number; max: number }> {
   let last = -1;
   for (;;) {
-    const { events } = (await ask(proc, { cmd: 'count' }, 'count')) as { events: number };
-    if (events === last) return events;
-    last = events;
+    const counts = (await ask(proc, { cmd: 'count' }, 'count')) as { min: number; max: number; total: number };
+    if (counts.total === last) return counts;
+    last = counts.total;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }

@@ -1,15 +1,17 @@
 // Holds many open event streams (GET /v1/events, server-sent events) for bench/rest.ts, in its own
 // process so reading them does not load the process that measures. Driven over IPC:
 //   {cmd: 'open', url, key, count} -> {event: 'opened'}   every stream answered 200
-//   {cmd: 'count'}                 -> {event: 'count', events}   events received so far, all streams
+//   {cmd: 'count'}                 -> {event: 'count', min, max, total}   events received per stream since opened
 //   {cmd: 'close'}                 -> {event: 'closed'}
 import http from 'node:http';
 
 const streams: http.ClientRequest[] = [];
-let events = 0;
+/** Events received by each open stream. */
+let counts: number[] = [];
 const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 
 function open(url: string, key: string): Promise<void> {
+  const index = counts.push(0) - 1;
   return new Promise((resolve, reject) => {
     const req = http.get(url, { agent, headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) {
@@ -24,7 +26,7 @@ function open(url: string, key: string): Promise<void> {
         const text = carry + chunk;
         const lines = text.split('\n');
         carry = lines.pop()!;
-        for (const line of lines) if (line.startsWith('event:')) events++;
+        for (const line of lines) if (line.startsWith('event:')) counts[index]!++;
       });
       res.on('error', () => undefined);
       resolve();
@@ -43,9 +45,10 @@ process.on('message', async (message: { cmd: string; url?: string; key?: string;
       }
       process.send!({ event: 'opened' });
     } else if (message.cmd === 'count') {
-      process.send!({ event: 'count', events });
+      process.send!({ event: 'count', min: Math.min(...counts), max: Math.max(...counts), total: counts.reduce((a, b) => a + b, 0) });
     } else if (message.cmd === 'close') {
       for (const req of streams.splice(0)) req.destroy();
+      counts = [];
       process.send!({ event: 'closed' });
     }
   } catch (err) {
