@@ -12,12 +12,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { freePort } from '../test/support/freePort.js';
 import { BACKEND_NAMES, createBenchDatabase, type Backend } from './support/databases.js';
 import { formatGoals } from './support/goals.js';
+import { ask } from './support/ipc.js';
 import { machineLine } from './support/machine.js';
 import { formatRestTables, restGoals, summarizeRow, type BackendRows, type Measurement, type Repetition, type RowId } from './support/restReport.js';
+import { backends, positiveInteger } from './support/options.js';
 import { MESSAGE_BODY, newAdminToken, seed, type Seed } from './support/seed.js';
 import { BENCH_DIR, ROOT, serverEnv, startServerProcess, type ServerProcess } from './support/serverProcess.js';
 import { readStartCommand } from './support/startCommand.js';
@@ -25,7 +28,7 @@ import { runWrk, wrkAvailable, wrkScript, WRK_MISSING, type WrkRequest } from '.
 
 const { values: flags } = parseArgs({
   options: {
-    db: { type: 'string', default: 'both' },
+    db: { type: 'string' },
     reps: { type: 'string' },
     seconds: { type: 'string' },
     warmup: { type: 'string' },
@@ -36,20 +39,13 @@ const { values: flags } = parseArgs({
     quick: { type: 'boolean', default: false },
   },
 });
-const positive = (name: string, raw: string | undefined, fallback: number) => {
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-};
-const REPS = positive('reps', flags.reps, flags.quick ? 1 : 3);
-const SECONDS = positive('seconds', flags.seconds, flags.quick ? 3 : 10);
-const WARMUP = positive('warmup', flags.warmup, flags.quick ? 1 : 3);
-const CONNECTIONS = positive('connections', flags.connections, 16);
-const THREADS = positive('threads', flags.threads, 2);
-const STREAMS = positive('streams', flags.streams, 1000);
-const BACKENDS: Backend[] =
-  flags.db === 'both' ? ['pglite', 'postgres'] : flags.db === 'pglite' || flags.db === 'postgres' ? [flags.db] : [];
-if (!BACKENDS.length) throw new Error('--db must be pglite, postgres or both');
+const REPS = positiveInteger('reps', flags.reps, flags.quick ? 1 : 3);
+const SECONDS = positiveInteger('seconds', flags.seconds, flags.quick ? 3 : 10);
+const WARMUP = positiveInteger('warmup', flags.warmup, flags.quick ? 1 : 3);
+const CONNECTIONS = positiveInteger('connections', flags.connections, 16);
+const THREADS = positiveInteger('threads', flags.threads, 2);
+const STREAMS = positiveInteger('streams', flags.streams, 1000);
+const BACKENDS = backends(flags.db);
 
 interface Row {
   id: RowId;
@@ -196,7 +192,8 @@ async function benchBackend(backend: Backend, nodeArgs: string[], startEnv: Reco
         const http = await measure(bare.http, row, SECONDS);
         if (row.streams) {
           streams ??= openStreamHolder();
-          await ask(streams, { cmd: 'open', url: `${server.url}/v1/events`, key: data.key, count: row.streams }, 'opened');
+          // A loaded machine may take minutes to authenticate a thousand streams.
+          await ask(streams, { cmd: 'open', url: `${server.url}/v1/events`, key: data.key, count: row.streams }, 'opened', 600_000);
         }
         const project = await measure(server, row, SECONDS);
         if (row.streams) {
@@ -220,19 +217,6 @@ function openStreamHolder(): ChildProcess {
   return fork(path.join(BENCH_DIR, 'support', 'eventStreams.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
-function ask(proc: ChildProcess, message: object, event: string): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (reply: Record<string, unknown>) => {
-      if (reply.event !== event && reply.event !== 'error') return;
-      proc.off('message', onMessage);
-      if (reply.event === 'error') reject(new Error(`event streams: ${String(reply.message)}`));
-      else resolve(reply);
-    };
-    proc.on('message', onMessage);
-    proc.send(message);
-  });
-}
-
 /** Events received per stream once deliveries stopped (the total no longer grows over half a second). */
 async function settledEventCounts(proc: ChildProcess): Promise<{ min: number; max: number }> {
   let last = -1;
@@ -240,7 +224,7 @@ async function settledEventCounts(proc: ChildProcess): Promise<{ min: number; ma
     const counts = (await ask(proc, { cmd: 'count' }, 'count')) as { min: number; max: number; total: number };
     if (counts.total === last) return counts;
     last = counts.total;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   }
 }
 

@@ -9,14 +9,15 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs, promisify } from 'node:util';
 import { freePort } from '../test/support/freePort.js';
 import { detectionReport } from './detect.js';
-import { createBenchDatabase, type Backend, type BenchDatabase } from './support/databases.js';
+import { createBenchDatabase, type BenchDatabase } from './support/databases.js';
 import { formatGoals } from './support/goals.js';
 import { machineLine } from './support/machine.js';
 import { PROBES } from './support/moduleProbe.js';
+import { backends, positiveInteger } from './support/options.js';
 import { BENCH_DIR, ROOT, serverEnv, startServerProcess } from './support/serverProcess.js';
 import {
   formatProbes,
@@ -32,24 +33,15 @@ import { readStartCommand, type StartCommand } from './support/startCommand.js';
 
 const { values: flags } = parseArgs({
   options: {
-    db: { type: 'string', default: 'both' },
+    db: { type: 'string' },
     reps: { type: 'string' },
     idle: { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
 });
-const positive = (name: string, raw: string | undefined, fallback: number) => {
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-};
-const REPS = positive('reps', flags.reps, flags.quick ? 1 : 3);
-const IDLE_S = positive('idle', flags.idle, flags.quick ? 2 : 10);
-const BACKENDS: Backend[] =
-  flags.db === 'both' ? ['pglite', 'postgres'] : flags.db === 'pglite' || flags.db === 'postgres' ? [flags.db] : [];
-if (!BACKENDS.length) throw new Error('--db must be pglite, postgres or both');
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const REPS = positiveInteger('reps', flags.reps, flags.quick ? 1 : 3);
+const IDLE_S = positiveInteger('idle', flags.idle, flags.quick ? 2 : 10);
+const BACKENDS = backends(flags.db);
 
 /** Spawns, times the start-up, waits idle, reads the RSS, stops. */
 async function sample(name: string, nodeArgs: string[], env: Record<string, string>, readyPath: string, workDir: string): Promise<StartSample> {

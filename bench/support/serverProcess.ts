@@ -5,8 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort } from '../../test/support/freePort.js';
+import { ask } from './ipc.js';
 
 export const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = path.resolve(BENCH_DIR, '..');
@@ -70,8 +72,9 @@ export async function startServerProcess(spec: ServerSpec): Promise<ServerProces
     url,
     pid: proc.pid!,
     startMs,
-    loopReset: async () => void (await ask(proc, { cmd: 'loop-reset' }, 'loop-reset')),
-    loopRead: async () => (await ask(proc, { cmd: 'loop-read' }, 'loop')) as unknown as LoopDelay,
+    // The preload answers at once; 30 s means it is not loaded (or the server is stuck).
+    loopReset: async () => void (await ask(proc, { cmd: 'loop-reset' }, 'loop-reset', 30_000)),
+    loopRead: async () => (await ask(proc, { cmd: 'loop-read' }, 'loop', 30_000)) as unknown as LoopDelay,
     rss: () => processRss(proc.pid!),
     stop: () => stop(proc, exited),
   };
@@ -89,23 +92,9 @@ async function waitReady(url: string, exited: Promise<number | null>, timeoutMs 
       () => false,
     );
     if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
-}
-
-function ask(proc: ChildProcess, message: object, event: string): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not answer ${JSON.stringify(message)} (is the preload loaded?)`)), 30_000);
-    const onMessage = (reply: Record<string, unknown>) => {
-      if (reply?.event !== event) return;
-      clearTimeout(timer);
-      proc.off('message', onMessage);
-      resolve(reply);
-    };
-    proc.on('message', onMessage);
-    proc.send(message);
-  });
 }
 
 export async function processRss(pid: number): Promise<number> {

@@ -10,6 +10,7 @@ import { detectionGoals, formatDetection, loadLabelledTexts, measureDetection } 
 import { formatGoals, goal } from '../../bench/support/goals.js';
 import { formatRestTables, restGoals, summarizeRow, type Repetition } from '../../bench/support/restReport.js';
 import { formatProbes, formatStarts, startGoals, summarizeStarts } from '../../bench/support/startReport.js';
+import { backends, positiveInteger } from '../../bench/support/options.js';
 import { parseStartScript } from '../../bench/support/startCommand.js';
 import { median, spread } from '../../bench/support/stats.js';
 import { table, withSpread } from '../../bench/support/format.js';
@@ -217,6 +218,21 @@ describe('the goals of issue 13', () => {
       expect.stringMatching(/^ {2}not run\s+not measured {2}not measured$/),
       '  1 of 2 measured goals met, 1 not measured',
     ]);
+  });
+});
+
+describe('options', () => {
+  it('takes positive whole numbers, or the fallback when absent', () => {
+    expect(positiveInteger('reps', '5', 3)).toBe(5);
+    expect(positiveInteger('reps', undefined, 3)).toBe(3);
+    for (const bad of ['0', '-1', '1.5', 'x', '']) expect(() => positiveInteger('reps', bad, 3)).toThrow('--reps must be a positive whole number');
+  });
+
+  it('runs on both databases unless one is named', () => {
+    expect(backends(undefined)).toEqual(['pglite', 'postgres']);
+    expect(backends('both')).toEqual(['pglite', 'postgres']);
+    expect(backends('postgres')).toEqual(['postgres']);
+    expect(() => backends('mysql')).toThrow('--db must be pglite, postgres or both');
   });
 });
 
