@@ -23,7 +23,7 @@ import { formatRestTables, restGoals, summarizeRow, type BackendRows, type Measu
 import { backends, positiveInteger } from './support/options.js';
 import { MESSAGE_BODY, newAdminToken, seed, type Seed } from './support/seed.js';
 import { BENCH_DIR, ROOT, serverEnv, startServerProcess, type ServerProcess } from './support/serverProcess.js';
-import { readStartCommand } from './support/startCommand.js';
+import { readStartScripts, runPrestart } from './support/startCommand.js';
 import { runWrk, wrkAvailable, wrkScript, WRK_MISSING, type WrkRequest } from './support/wrk.js';
 
 const { values: flags } = parseArgs({
@@ -104,10 +104,12 @@ async function main() {
     console.error(WRK_MISSING);
     process.exit(1);
   }
-  const start = await readStartCommand(ROOT);
+  const scripts = await readStartScripts(ROOT);
+  const { start } = scripts;
   console.log(`REST benchmark: wrk ${THREADS} threads, ${CONNECTIONS} connections; ${WARMUP} s warm-up per row, then ${REPS} × ${SECONDS} s per row and server`);
   console.log(`project server: node ${start.nodeArgs.join(' ')}   (package.json "start": ${start.script})`);
   console.log(`at start: ${machineLine()}`);
+  await runPrestart(ROOT, scripts);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-rest-'));
   const bareSpec = (name: string, file: string) => ({
     name,

@@ -29,7 +29,7 @@ import {
   type StartSample,
   type StartSummary,
 } from './support/startReport.js';
-import { readStartCommand, type StartCommand } from './support/startCommand.js';
+import { readStartScripts, runPrestart, type StartCommand } from './support/startCommand.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -131,10 +131,12 @@ async function probes(workDir: string): Promise<Record<string, ProbeSample[] | E
 }
 
 async function main() {
-  const start = await readStartCommand(ROOT);
+  const scripts = await readStartScripts(ROOT);
+  const { start } = scripts;
   console.log(`Start-up and memory benchmark: ${REPS} repetitions, RSS read ${IDLE_S} s after /healthz first answers 200`);
   console.log(`project server: node ${start.nodeArgs.join(' ')}   (package.json "start": ${start.script})`);
   console.log(`at start: ${machineLine()}\n`);
+  await runPrestart(ROOT, scripts);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-start-'));
   try {
     const starts = await startUps(start, workDir);

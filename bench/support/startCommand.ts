@@ -1,9 +1,11 @@
 // The command `npm start` runs, read from package.json at run time and spawned without npm in between
 // (npm's own process would add its start-up and memory to the figures). Whatever the start script is
 // today (`node --import tsx src/main.ts`, or `node dist/src/main.js` after a build), the benchmark
-// measures that.
+// measures that; a prestart script (the build) runs once before.
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 export interface StartCommand {
   /** Arguments to give to node (process.execPath): its options, then the entry file and its arguments. */
@@ -12,6 +14,12 @@ export interface StartCommand {
   env: Record<string, string>;
   /** The script as written, for the report. */
   script: string;
+}
+
+export interface StartScripts {
+  start: StartCommand;
+  /** What npm runs before start (e.g. the ahead-of-time build): run once before anything is measured. */
+  prestart?: string;
 }
 
 /**
@@ -36,9 +44,16 @@ export function parseStartScript(script: string): StartCommand {
   return { nodeArgs: words, env, script };
 }
 
-export async function readStartCommand(root: string): Promise<StartCommand> {
+export async function readStartScripts(root: string): Promise<StartScripts> {
   const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
   const script = pkg.scripts?.start;
   if (!script) throw new Error('package.json has no start script');
-  return parseStartScript(script);
+  return { start: parseStartScript(script), prestart: pkg.scripts?.prestart };
+}
+
+/** `npm run prestart` when there is one, as `npm start` would before starting: not part of any figure. */
+export async function runPrestart(root: string, scripts: StartScripts): Promise<void> {
+  if (!scripts.prestart) return;
+  console.log(`running prestart once first (${scripts.prestart}), as npm start does`);
+  await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: root, maxBuffer: 16 << 20 });
 }
