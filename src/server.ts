@@ -21,6 +21,8 @@ import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
+import { resolveSecretsKey } from './secretsKey.js';
+import { sealPlaintextTokens } from './telephony/connectors.js';
 
 export interface RunningServer {
   app: AppContext;
@@ -67,6 +69,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
+    const secretsKey = await resolveSecretsKey(config);
+    const sealed = await sealPlaintextTokens(database.knex, secretsKey);
+    if (sealed) logger.info({ sealed }, 'telephony: sealed auth tokens stored in plaintext');
     // Registered before serving: every hold and running request names a live instance.
     const running = await startInstance(database.knex, {
       heartbeatMs: config.instanceHeartbeatMs,
@@ -85,6 +90,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimits,
       failedAttempts: new FailedAttempts(rateLimits, { ...config.failedAttempts, trustProxyHops: config.trustProxyHops }),
       adminToken,
+      secretsKey,
       engines: createEngineRegistry(config.engines, logger),
       events: new LocalEventBus(),
       instanceId: running.id,
