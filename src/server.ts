@@ -23,6 +23,7 @@ import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
 import { resolveSecretsKey } from './secretsKey.js';
 import { sealPlaintextTokens } from './telephony/connectors.js';
+import { hangUpPhonesWhenCallsEnd } from './telephony/legs.js';
 
 export interface RunningServer {
   app: AppContext;
@@ -100,6 +101,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       audioSocketPort: config.audioSocketPort,
     };
     const stopJobs = startPeriodicJobs(app);
+    const pendingHangUps = new Set<Promise<unknown>>();
+    const stopHangUps = hangUpPhonesWhenCallsEnd(app, (work) => {
+      pendingHangUps.add(work);
+      void work.finally(() => pendingHangUps.delete(work));
+    });
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
@@ -132,6 +138,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       httpServer.closeIdleConnections();
       await media.close();
       await audioSocket.close();
+      stopHangUps();
+      await Promise.allSettled([...pendingHangUps]);
       await closed;
       stopJobs();
       await running.stop();
