@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { LocalRevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
+import { TwilioTransport } from './calls/media/transports/twilio/server.js';
 import { attachWebSockets } from './calls/media/transports/websocket/server.js';
 import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
@@ -109,10 +110,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
+    const twilio = new TwilioTransport(media, { events: app.events, failedAttempts: app.failedAttempts });
     attachWebSockets(httpServer, media, {
       events: app.events,
       failedAttempts: app.failedAttempts,
       socketsPerSide: config.connections.mediaSocketsPerSide,
+      otherUpgrades: [twilio.upgrade],
     });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
