@@ -75,7 +75,7 @@ describe(`Twilio media streams (${backendName})`, () => {
   });
 
   it('refuses unknown channels and calls not ready before the upgrade, and a wrong token after start', async () => {
-    const { customer, call } = await readyCall();
+    const { customer } = await readyCall();
     expect(await refusal(`${wsBase(t)}/media/twilio/ch_nope_c`)).toEqual({ status: 404, body: { detail: 'no such stream channel' } });
     const calls = callApi(t);
     const notReady = await calls.createCall(key, { agent_language: 'en' });
