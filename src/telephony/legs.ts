@@ -101,6 +101,8 @@ export function hangUpPhonesWhenCallsEnd(deps: TelephonyDeps, track: (work: Prom
 
 // ---- status callbacks ----------------------------------------------------------------------------
 
+const LEG_STATES: ReadonlyArray<PhoneLegRow['status']> = ['dialing', 'ringing', 'answered', 'completed'];
+
 /** Twilio's CallStatus values, as the leg's state and the event they become. */
 const STATUS: Record<string, { status: PhoneLegRow['status']; event: string } | undefined> = {
   ringing: { status: 'ringing', event: 'call.phone.ringing' },
@@ -127,12 +129,15 @@ export async function applyStatusCallback(deps: TelephonyDeps, legId: string, si
   const next = STATUS[params.CallStatus ?? ''];
   if (!next) return;
   await withEvents(deps.db, deps.events, async (trx, emit) => {
-    const changes: Partial<PhoneLegRow> = { status: next.status };
-    if (next.status === 'completed') Object.assign(changes, { ended_at: trx.fn.now(), end_reason: params.CallStatus });
+    const changes: Record<string, unknown> = { status: next.status };
+    // A leg this server already ended (replaced, call ended) keeps its own reason and time.
+    if (next.status === 'completed') {
+      Object.assign(changes, { ended_at: trx.raw('coalesce(ended_at, now())'), end_reason: trx.raw('coalesce(end_reason, ?)', [params.CallStatus]) });
+    }
+    // Callbacks may arrive out of order or twice: a leg's state only moves forward.
     const [updated] = await trx<PhoneLegRow>('phone_legs')
       .where({ id: leg.id })
-      .whereNot({ status: next.status })
-      .andWhereNot({ status: 'completed' })
+      .whereIn('status', LEG_STATES.slice(0, LEG_STATES.indexOf(next.status)))
       .update(changes as never)
       .returning('*');
     if (!updated) return;
