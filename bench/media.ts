@@ -2,7 +2,8 @@
 //
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
-// load through a bare `ws` relay (each stream frame forwarded as is to its listener). The server (and
+// load through a bare `ws` relay (each stream frame forwarded as is to its listener), then N phone calls
+// (the agent on WebSockets as above, the customer on a scripted Twilio media stream). The server (and
 // the relay) run in this process; the load runs in child processes (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
 import { fork, type ChildProcess } from 'node:child_process';
