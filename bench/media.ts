@@ -2,7 +2,8 @@
 //
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
-// load through a bare `ws` relay (each stream frame forwarded as is to its listener). The server (and
+// load through a bare `ws` relay (each stream frame forwarded as is to its listener), then N phone calls
+// (the agent on WebSockets as above, the customer on a scripted Twilio media stream). The server (and
 // the relay) run in this process; the load runs in child processes (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -20,7 +21,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { loadConfig } from '../src/config.js';
 import { newSecret } from '../src/ids.js';
 import { startServer } from '../src/server.js';
-import type { Target } from './mediaLoad.js';
+import type { PhoneTarget, Target } from './mediaLoad.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -40,6 +41,7 @@ const ADMIN = newSecret('adm_bench_');
 
 interface PhaseResult {
   name: string;
+  calls: number;
   sockets: number;
   sent: number;
   received: number;
@@ -57,6 +59,9 @@ interface PhaseResult {
   externalPerCall: number;
   loopDelayP99: number;
   dropped: number | null;
+  phoneFramesSent: number;
+  phoneFramesReceived: number;
+  phoneMarks: number;
 }
 
 interface Stats {
@@ -91,21 +96,33 @@ function next(proc: ChildProcess, event: string): Promise<Record<string, unknown
 }
 
 /** One load process per slice of the targets: a target's stream and listen stay in one process (one clock). */
-function loadProcesses(targets: Target[]): Array<{ proc: ChildProcess; targets: Target[] }> {
-  const count = Math.min(CLIENTS, targets.length);
-  return Array.from({ length: count }, (_, i) => ({ proc: child(), targets: targets.filter((_, j) => j % count === i) }));
+function loadProcesses(targets: Target[], phones: PhoneTarget[]): Array<{ proc: ChildProcess; targets: Target[]; phones: PhoneTarget[] }> {
+  const count = Math.min(CLIENTS, Math.max(targets.length, phones.length));
+  return Array.from({ length: count }, (_, i) => ({
+    proc: child(),
+    targets: targets.filter((_, j) => j % count === i),
+    phones: phones.filter((_, j) => j % count === i),
+  }));
 }
 
 const all = (loads: Array<{ proc: ChildProcess }>, event: string) => Promise.all(loads.map((load) => next(load.proc, event)));
 
-async function runPhase(name: string, targets: Target[], wav: boolean, droppedNow: () => number | null): Promise<PhaseResult> {
-  process.stdout.write(`\n[${name}] connecting ${targets.length * 2} sockets from ${Math.min(CLIENTS, targets.length)} load processes...`);
+async function runPhase(
+  name: string,
+  calls: number,
+  targets: Target[],
+  wav: boolean,
+  droppedNow: () => number | null,
+  phones: PhoneTarget[] = [],
+): Promise<PhaseResult> {
+  const sockets = targets.length * 2 + phones.length;
+  process.stdout.write(`\n[${name}] connecting ${sockets} sockets from ${Math.min(CLIENTS, sockets)} load processes...`);
   gc();
   await new Promise((resolve) => setTimeout(resolve, 200));
   gc();
   const before = memory();
-  const loads = loadProcesses(targets);
-  for (const load of loads) load.proc.send({ cmd: 'connect', targets: load.targets, wav });
+  const loads = loadProcesses(targets, phones);
+  for (const load of loads) load.proc.send({ cmd: 'connect', targets: load.targets, phones: load.phones, wav });
   await all(loads, 'connected');
   process.stdout.write(` streaming ${WARMUP} s warm-up + ${SECONDS} s measured...`);
   const loop = monitorEventLoopDelay({ resolution: 5 });
@@ -137,7 +154,8 @@ async function runPhase(name: string, targets: Target[], wav: boolean, droppedNo
   process.stdout.write(' done\n');
   return {
     name,
-    sockets: targets.length * 2,
+    calls,
+    sockets,
     sent: sum('sent'),
     received: sum('received'),
     lost: sum('lost'),
@@ -150,10 +168,13 @@ async function runPhase(name: string, targets: Target[], wav: boolean, droppedNo
     clientCpu: ends.reduce((n, end) => n + (end.clientCpu as number), 0) * 100,
     rssBefore: before.rss,
     rssStreaming: median('rss'),
-    heapPerCall: (retained.heap - before.heap) / (targets.length / 2),
-    externalPerCall: (retained.external - before.external) / (targets.length / 2),
+    heapPerCall: (retained.heap - before.heap) / calls,
+    externalPerCall: (retained.external - before.external) / calls,
     loopDelayP99: loop.percentile(99) / 1e6,
     dropped,
+    phoneFramesSent: sum('phoneFramesSent'),
+    phoneFramesReceived: sum('phoneFramesReceived'),
+    phoneMarks: sum('phoneMarks'),
   };
 }
 
@@ -247,13 +268,45 @@ async function main() {
     console.log(' done');
 
     const dropped0 = server.media.stats().chunksDropped;
-    const mediaResult = await runPhase('media plane', media, true, () => server.media.stats().chunksDropped - dropped0);
+    const mediaResult = await runPhase('media plane', CALLS, media, true, () => server.media.stats().chunksDropped - dropped0);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const relay = await startRelay();
     const relayTargets = media.map((_, i) => ({ stream: `ws://127.0.0.1:${relay.port}/s/${i}`, listen: `ws://127.0.0.1:${relay.port}/l/${i}` }));
-    const relayResult = await runPhase('bare ws relay', relayTargets, false, () => null);
+    const relayResult = await runPhase('bare ws relay', CALLS, relayTargets, false, () => null);
     await relay.close();
-    printTable([mediaResult, relayResult]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Phone calls: the agent on WebSockets as above, the customer on a Twilio media stream (test mode:
+    // each side hears its own voice; the phone's comes back as paced 20 ms mu-law media messages).
+    process.stdout.write(`creating ${CALLS} phone calls...`);
+    const agents: Target[] = [];
+    const phones: PhoneTarget[] = [];
+    for (let i = 0; i < CALLS; i += 20) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(20, CALLS - i) }, async () => {
+          const call = await post('/v1/calls', key, { agent_language: 'en', customer_language: 'fi', video: false });
+          const [agent, customer] = await Promise.all(
+            [call.agent_url, call.customer_url].map(async (url: string) =>
+              (await fetch(`${server.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': url.split('#k=')[1] } })).json(),
+            ),
+          );
+          return {
+            agent: {
+              stream: `${wsUrl}${agent.stream.path}?token=${encodeURIComponent(agent.stream.token)}&source_id=${agent.stream.source_id}`,
+              listen: `${wsUrl}${agent.listen.path}?unlock=${encodeURIComponent(agent.listen.unlock)}`,
+            },
+            phone: { url: `${wsUrl}/media/twilio/${customer.stream.channel_id}`, token: customer.stream.token },
+          };
+        }),
+      );
+      for (const { agent, phone } of batch) {
+        agents.push(agent);
+        phones.push(phone);
+      }
+    }
+    console.log(' done');
+    const droppedPhones0 = server.media.stats().chunksDropped;
+    const phoneResult = await runPhase('phone calls', CALLS, agents, true, () => server.media.stats().chunksDropped - droppedPhones0, phones);
+    printTable([mediaResult, relayResult, phoneResult]);
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -265,7 +318,7 @@ function printTable(results: PhaseResult[]) {
   const kib = (v: number) => `${(v / 1024).toFixed(1)} KiB`;
   const mib = (v: number) => `${(v / 1024 / 1024).toFixed(0)} MiB`;
   const rows: Array<[string, (r: PhaseResult) => string]> = [
-    ['calls / sockets', (r) => `${r.sockets / 4} / ${r.sockets}`],
+    ['calls / sockets', (r) => `${r.calls} / ${r.sockets}`],
     ['frames sent (measured window)', (r) => String(r.sent)],
     ['frames lost', (r) => `${r.lost} (${((r.lost / Math.max(1, r.sent)) * 100).toFixed(3)}%)`],
     ['frames out of order / corrupt', (r) => `${r.outOfOrder} / ${r.badFrames}`],
@@ -274,7 +327,7 @@ function printTable(results: PhaseResult[]) {
     ['latency p99 (every frame)', (r) => ms(r.latency?.p99)],
     ['latency max (every frame)', (r) => ms(r.latency?.max)],
     ['server CPU (% of one core)', (r) => `${r.serverCpu.toFixed(1)} %`],
-    ['server CPU per call', (r) => `${(r.serverCpu / (r.sockets / 4)).toFixed(3)} %`],
+    ['server CPU per call', (r) => `${(r.serverCpu / r.calls).toFixed(3)} %`],
     ['server RSS before connecting', (r) => mib(r.rssBefore)],
     ['server RSS while streaming (median)', (r) => mib(r.rssStreaming)],
     ['retained JS heap per call (after GC)', (r) => kib(r.heapPerCall)],
@@ -284,6 +337,8 @@ function printTable(results: PhaseResult[]) {
     ['load clients CPU (% of one core, all)', (r) => `${r.clientCpu.toFixed(1)} %`],
     ['load client event-loop delay p99 (worst)', (r) => ms(r.clientLoopDelayP99)],
     ['client frames sent >20 ms late', (r) => String(r.lateSends)],
+    ['phone media frames sent / heard back', (r) => (r.phoneFramesSent ? `${r.phoneFramesSent} / ${r.phoneFramesReceived}` : 'n/a')],
+    ['phone marks echoed', (r) => (r.phoneFramesSent ? String(r.phoneMarks) : 'n/a')],
   ];
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const col = 18;
@@ -295,7 +350,9 @@ function printTable(results: PhaseResult[]) {
       'socket (same process clock). The media plane wraps each frame in its own WAV chunk at once (44 bytes\n' +
       'of header more than the relay sends); the relay forwards the bare frame.\n' +
       'Memory: retained = heap/buffers after GC with every socket open, minus before connecting. RSS is the\n' +
-      'whole server process (embedded database included); the relay runs second, in pages already mapped.',
+      'whole server process (embedded database included); the relay runs second, in pages already mapped.\n' +
+      'Phone calls: latency and lost frames are the agent side (WebSockets); the customer is a scripted Twilio\n' +
+      'media stream (mu-law 8 kHz both ways, resampled to and from 24 kHz, paced 20 ms frames, marks echoed).',
   );
 }
 

@@ -13,8 +13,14 @@ export interface Target {
   listen: string;
 }
 
+/** A side played by a phone over Twilio Media Streams: the stream URL and the `token` start parameter. */
+export interface PhoneTarget {
+  url: string;
+  token: string;
+}
+
 type Command =
-  | { cmd: 'connect'; targets: Target[]; wav: boolean }
+  | { cmd: 'connect'; targets: Target[]; phones?: PhoneTarget[]; wav: boolean }
   | { cmd: 'stream'; warmupMs: number; measureMs: number; drainMs: number }
   | { cmd: 'disconnect' };
 
@@ -38,8 +44,20 @@ interface Ear {
   carry: Buffer;
 }
 
+interface Phone {
+  ws: WebSocket;
+  streamSid: string;
+  nextDue: number;
+  chunk: number;
+}
+
 const streams: Stream[] = [];
 const ears: Ear[] = [];
+const phones: Phone[] = [];
+/** 20 ms media messages sent by phones, and received by them (their echo in test mode), while measuring. */
+let phoneFramesSent = 0;
+let phoneFramesReceived = 0;
+let phoneMarks = 0;
 let wav = true;
 let measuring = false;
 const latencies: number[] = [];
@@ -107,6 +125,49 @@ function onListen(ear: Ear, data: Buffer): void {
   ear.carry = Buffer.from(bytes);
 }
 
+// 20 ms of the same quiet tone as 8 kHz mu-law (G.711 of 800 * sin: a few values, encoded once).
+const PHONE_FRAME = Buffer.alloc(160, 0xff).toString('base64');
+
+async function connectPhone(target: PhoneTarget, index: number): Promise<void> {
+  const ws = await open(target.url);
+  const phone: Phone = { ws, streamSid: `MZbench${index}`, nextDue: 0, chunk: 0 };
+  ws.on('message', (data: Buffer) => {
+    const message = JSON.parse(data.toString());
+    if (message.event === 'media') {
+      if (measuring) phoneFramesReceived++;
+    } else if (message.event === 'mark') {
+      phoneMarks++;
+      ws.send(JSON.stringify({ event: 'mark', streamSid: phone.streamSid, mark: message.mark }));
+    }
+  });
+  ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+  ws.send(
+    JSON.stringify({
+      event: 'start',
+      streamSid: phone.streamSid,
+      start: {
+        streamSid: phone.streamSid,
+        callSid: `CAbench${index}`,
+        tracks: ['inbound'],
+        customParameters: { token: target.token },
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
+    }),
+  );
+  phones.push(phone);
+}
+
+function sendPhoneFrame(phone: Phone): void {
+  phone.chunk++;
+  phone.ws.send(
+    JSON.stringify({
+      event: 'media',
+      streamSid: phone.streamSid,
+      media: { track: 'inbound', chunk: String(phone.chunk), timestamp: String(phone.chunk * FRAME_MS), payload: PHONE_FRAME },
+    }),
+  );
+}
+
 async function connectAll(targets: Target[]): Promise<void> {
   const batch = 50;
   for (let i = 0; i < targets.length; i += batch) {
@@ -130,6 +191,7 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
   const start = performance.now();
   // Spread the sides over the 20 ms period, as independent callers would be.
   for (const stream of streams) stream.nextDue = start + Math.random() * FRAME_MS;
+  for (const phone of phones) phone.nextDue = start + Math.random() * FRAME_MS;
   const measureFrom = start + warmupMs;
   const measureTo = measureFrom + measureMs;
   let announced = false;
@@ -168,6 +230,13 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
           stream.nextDue += FRAME_MS;
         }
       }
+      for (const phone of phones) {
+        while (phone.nextDue <= now) {
+          if (measuring) phoneFramesSent++;
+          sendPhoneFrame(phone);
+          phone.nextDue += FRAME_MS;
+        }
+      }
     }, 1);
   });
   await new Promise((resolve) => setTimeout(resolve, drainMs));
@@ -182,6 +251,9 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
     outOfOrder,
     lateSends,
     clientLoopDelayP99: loop.percentile(99) / 1e6,
+    phoneFramesSent,
+    phoneFramesReceived,
+    phoneMarks,
     // Raw, so the parent can take percentiles over every load process together.
     latencies,
   });
@@ -193,12 +265,14 @@ process.on('message', (message: Command) => {
       if (message.cmd === 'connect') {
         wav = message.wav;
         await connectAll(message.targets);
+        for (const [index, phone] of (message.phones ?? []).entries()) await connectPhone(phone, index);
         send({ event: 'connected' });
       } else if (message.cmd === 'stream') {
         await run(message.warmupMs, message.measureMs, message.drainMs);
       } else if (message.cmd === 'disconnect') {
         for (const s of streams) s.ws.close();
         for (const e of ears) e.ws.close();
+        for (const p of phones) p.ws.close();
         await new Promise((resolve) => setTimeout(resolve, 500));
         send({ event: 'disconnected' });
         process.exit(0);

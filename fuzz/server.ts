@@ -92,7 +92,8 @@ export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzS
     // stop at a 429 before reaching the code under test (the limits have tests of their own).
     FAILED_ATTEMPTS_PER_MINUTE: '1000000',
     RATE_LIMIT_PER_MINUTE: '1000000',
-    ...(database ? { DATABASE_URL: database.url } : {}),
+    // A throwaway key: the fuzzer's database is dropped afterwards.
+    ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
   };
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,

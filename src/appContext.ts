@@ -16,6 +16,8 @@ export interface AppContext {
   rateLimits: RateLimitStore;
   /** Refused credentials and unknown ids per client address (guessing). */
   failedAttempts: FailedAttempts;
+  /** Seals secrets kept at rest (telephony auth tokens): SECRETS_KEY or the embedded key file. */
+  secretsKey: Buffer;
   /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */
   adminToken: string;
   /** Which engine translates, transcribes and interprets, per mode (test stand-ins or live engines). */

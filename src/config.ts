@@ -12,6 +12,11 @@ export interface Config {
   databaseTimeouts: DatabaseTimeouts;
   dataDir: string;
   adminToken: string | undefined;
+  /**
+   * AES-256 key sealing secrets kept at rest (telephony auth tokens). Required with PostgreSQL; unset
+   * with the embedded database, a key file generated in DATA_DIR is used (src/secretsKey.ts).
+   */
+  secretsKey: Buffer | undefined;
   redisUrl: string | undefined;
   audioSocketPort: number;
   /** The host a PBX dials for AudioSocket lines (phone-line answers). */
@@ -152,6 +157,17 @@ export function loadConfig(env: Env = process.env): Config {
       return [];
     }
   };
+  const secretsKey = () => {
+    const raw = text('SECRETS_KEY');
+    if (raw === undefined) return undefined;
+    const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    // The value is a secret: the message never shows it.
+    if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(raw) && key.toString('base64') !== raw)) {
+      problems.push('SECRETS_KEY must be 32 bytes, as 44 base64 or 64 hex characters (e.g. openssl rand -base64 32)');
+      return undefined;
+    }
+    return key;
+  };
   const flag = (name: string) => ['1', 'true', 'yes'].includes((text(name) ?? '').toLowerCase());
 
   const port = integer('PORT', 8080, 0, 65535);
@@ -199,12 +215,18 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS');
   }
 
+  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const sealingKey = secretsKey();
+  // A key generated beside a shared database would differ per instance and be lost with the container.
+  if (databaseUrl && !sealingKey && text('SECRETS_KEY') === undefined) {
+    problems.push('SECRETS_KEY is required with DATABASE_URL: it encrypts telephony auth tokens at rest (e.g. openssl rand -base64 32)');
+  }
   const publicBaseUrl = url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',
     publicBaseUrl,
-    databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
     databaseTimeouts: {
       statementMs: integer('DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 3_600_000),
       connectMs: integer('DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
@@ -212,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     dataDir: text('DATA_DIR') ?? './data',
     adminToken,
+    secretsKey: sealingKey,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
     audioSocketHost: text('AUDIOSOCKET_HOST') ?? new URL(publicBaseUrl).hostname,

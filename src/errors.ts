@@ -48,6 +48,7 @@ export const errors = {
       `this request costs ${cost} and the prepaid balance has ${available} available (money held by requests in progress is not); add credit to continue`,
     ),
   missingScope: (scope: string) => new ApiError(403, `missing scope: ${scope}`),
+  invalidTwilioSignature: () => new ApiError(403, 'invalid X-Twilio-Signature'),
   notFound: (what = 'resource') => new ApiError(404, `${what} not found`),
   routeNotFound: (method: string, path: string) => new ApiError(404, `no such endpoint: ${method} ${path}`),
   methodNotAllowed: (method: string, allowed: string[]) =>

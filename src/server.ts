@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { LocalRevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
+import { TwilioTransport } from './calls/media/transports/twilio/server.js';
 import { attachWebSockets } from './calls/media/transports/websocket/server.js';
 import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
@@ -21,6 +22,9 @@ import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
+import { resolveSecretsKey } from './secretsKey.js';
+import { sealPlaintextTokens } from './telephony/connectors.js';
+import { hangUpPhonesWhenCallsEnd } from './telephony/legs.js';
 
 export interface RunningServer {
   app: AppContext;
@@ -67,6 +71,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
+    const secretsKey = await resolveSecretsKey(config);
+    const sealed = await sealPlaintextTokens(database.knex, secretsKey);
+    if (sealed) logger.info({ sealed }, 'telephony: sealed auth tokens stored in plaintext');
     // Registered before serving: every hold and running request names a live instance.
     const running = await startInstance(database.knex, {
       heartbeatMs: config.instanceHeartbeatMs,
@@ -85,6 +92,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimits,
       failedAttempts: new FailedAttempts(rateLimits, { ...config.failedAttempts, trustProxyHops: config.trustProxyHops }),
       adminToken,
+      secretsKey,
       engines: createEngineRegistry(config.engines, logger),
       events: new LocalEventBus(),
       instanceId: running.id,
@@ -94,13 +102,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       audioSocketPort: config.audioSocketPort,
     };
     const stopJobs = startPeriodicJobs(app);
+    const pendingHangUps = new Set<Promise<unknown>>();
+    const stopHangUps = hangUpPhonesWhenCallsEnd(app, (work) => {
+      pendingHangUps.add(work);
+      void work.finally(() => pendingHangUps.delete(work));
+    });
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
+    const twilio = new TwilioTransport(media, { events: app.events, failedAttempts: app.failedAttempts });
     attachWebSockets(httpServer, media, {
       events: app.events,
       failedAttempts: app.failedAttempts,
       socketsPerSide: config.connections.mediaSocketsPerSide,
+      otherUpgrades: [twilio.upgrade],
     });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
@@ -126,6 +141,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       httpServer.closeIdleConnections();
       await media.close();
       await audioSocket.close();
+      stopHangUps();
+      await Promise.allSettled([...pendingHangUps]);
       await closed;
       stopJobs();
       await running.stop();

@@ -1,7 +1,7 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { setTelephonyConnector } from '../../src/services/organizations.js';
+import { setTelephonyConnector } from '../../src/telephony/connectors.js';
 
 export default defineHandler<'adminSetTelephony'>(async ({ app, params, body }) => ({
   status: 200,
-  body: await setTelephonyConnector(app.db, params.org_id, body),
+  body: await setTelephonyConnector(app.db, app.secretsKey, params.org_id, body),
 }));

@@ -240,6 +240,21 @@ export async function markJoined(deps: Pick<CallDeps, 'db' | 'events'>, call: Ca
   });
 }
 
+/**
+ * A side's phone went away (its media stream stopped): the side is no longer present (call.left). The
+ * call stays open, and no media signal goes out: other endpoints of the side keep what they have.
+ */
+export async function markLeft(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow, side: Side): Promise<void> {
+  await withEvents(deps.db, deps.events, async (trx, emit) => {
+    const [updated] = await trx<CallRow>('calls')
+      .where({ id: call.id, status: 'open' })
+      .whereNotNull(joinedColumn(side))
+      .update({ [joinedColumn(side)]: null })
+      .returning('*');
+    if (updated) await emit(callEvent(updated, 'call.left', { ...presentCall(updated), side }));
+  });
+}
+
 /** Hang-up on the public endpoint: the agent ends the call for both, the customer only leaves. */
 export async function hangUp(deps: CallDeps, call: CallRow, side: Side): Promise<CallRow> {
   assertOpen(call);

@@ -448,9 +448,17 @@ export interface paths {
         put?: never;
         /**
          * Dial a phone into the call
-         * @description Rings the phone `to` from the organization's number; when answered, the line plays `side`.
-         *     Needs the organization's telephony connector (400 without it). Test mode: 400. A call that
-         *     has ended: 409. The telephony provider failing: 502. Scope: `calls:write`.
+         * @description Rings the phone `to` from the organization's number (its own Twilio account, which pays the
+         *     phone minutes); when answered, the phone plays `side` over a two-way media stream to this
+         *     server, which interprets it like any other side (billed per second of interpretation).
+         *     Needs the organization's telephony connector (400 without it) and the customer's language
+         *     (400 until it is known: a phone cannot choose one). Test mode: 400. A call that has ended:
+         *     409. A number Twilio refuses: 400 with Twilio's message. Twilio failing or unreachable
+         *     (after bounded retries): 502; nothing is recorded. A new dial for the same side hangs up the
+         *     older phone. The leg's progress arrives as events `call.phone.ringing`,
+         *     `call.phone.answered` and `call.phone.completed` (`data.reason`: completed, busy,
+         *     no-answer, failed, canceled); ending the call hangs the phone up, and the phone hanging up
+         *     leaves the call open. Scope: `calls:write`.
          */
         post: operations["dialCall"];
         delete?: never;
@@ -1017,7 +1025,9 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             /**
              * @description `call.created`, `call.updated`, `call.joined`, `call.left`, `call.link_rotated`,
-             *     `call.ended`, `session.created`, `session.updated`, `session.closed`, `session.deleted`,
+             *     `call.ended`, `call.phone.ringing`, `call.phone.answered`, `call.phone.completed`
+             *     (a dialled phone's progress: `data` is the call with `side`, `twilio_call_sid` and, when
+             *     completed, `reason`), `session.created`, `session.updated`, `session.closed`, `session.deleted`,
              *     `message.created`, `session.typing`.
              */
             type: string;

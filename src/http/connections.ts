@@ -119,3 +119,23 @@ export function serveAsPlainHttp(server: http.Server, req: http.IncomingMessage,
   socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
   server.emit('connection', socket);
 }
+
+/**
+ * Refuses a WebSocket upgrade with an ordinary JSON answer (`{"detail"}`) and closes the connection:
+ * what media transports answer before upgrading.
+ */
+export function refuseUpgrade(socket: Duplex, status: number, detail: string, headers: Readonly<Record<string, string>> = {}): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ detail });
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
+      'Connection: close\r\n' +
+      extra +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      '\r\n' +
+      body,
+  );
+}

@@ -4,9 +4,10 @@
 // A stored answer may hold secrets shown only once (a call's links carry their keys), and the database
 // keeps only hashes of those. So answers are sealed (AES-256-GCM) with a key derived from the caller's
 // own credential, which the database does not hold either: only a retry by the same caller opens them.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
+import { openText, sealText } from '../sealing.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -61,19 +62,9 @@ export const requestRefFor = (principalKey: string, idempotencyKey: string) =>
 const sealingKey = (credential: string, idempotencyKey: string) =>
   createHmac('sha256', credential).update(`idempotency-answer\n${idempotencyKey}`).digest();
 
-function sealAnswer(body: unknown, key: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(body), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
-}
+const sealAnswer = (body: unknown, key: Buffer) => sealText(JSON.stringify(body), key);
 
-function openAnswer(stored: string, key: Buffer): unknown {
-  const bytes = Buffer.from(stored, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
-  decipher.setAuthTag(bytes.subarray(12, 28));
-  return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8'));
-}
+const openAnswer = (stored: string, key: Buffer): unknown => JSON.parse(openText(stored, key));
 
 /** An answer sealed under another credential of the same principal (a rotated token) cannot be replayed. */
 function openStoredAnswer(stored: string, key: Buffer): unknown {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import { creditBalance, fromMicros, fromNullableMicros, toMicros } from '../money/index.js';
-import { getOrganization, type OrganizationRow } from './organizationRows.js';
+import { type OrganizationRow } from './organizationRows.js';
 
 export { findOrganization, getOrganization, type OrganizationRow } from './organizationRows.js';
 
@@ -63,22 +63,4 @@ export async function createOrganization(db: Knex, input: NewOrganization): Prom
 /** Adds (or with a negative amount, takes) credit; invoiced organizations have no balance to credit. */
 export async function creditOrganization(db: Knex, orgId: string, amount: number): Promise<OrganizationRow> {
   return db.transaction((trx) => creditBalance(trx, orgId, toMicros(amount), 'admin credit'));
-}
-
-export interface TelephonyConnector {
-  account_sid: string;
-  auth_token: string;
-  from_number: string;
-}
-
-export async function setTelephonyConnector(db: Knex, orgId: string, connector: TelephonyConnector) {
-  await getOrganization(db, orgId);
-  // Only the documented fields: request bodies may carry unknown ones (ignored), and the organization
-  // comes from the path alone, never from the body.
-  const { account_sid, auth_token, from_number } = connector;
-  await db('telephony_connectors')
-    .insert({ org_id: orgId, account_sid, auth_token, from_number, updated_at: db.fn.now() })
-    .onConflict('org_id')
-    .merge();
-  return { org_id: orgId, account_sid: connector.account_sid, from_number: connector.from_number, configured: true };
 }

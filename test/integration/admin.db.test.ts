@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+import { findTelephonyConnector, sealPlaintextTokens } from '../../src/telephony/connectors.js';
 
 describe(`admin API (${backendName})`, () => {
   let t: TestServer;
@@ -111,8 +112,23 @@ describe(`admin API (${backendName})`, () => {
     const text = await res.text();
     expect(text).not.toContain('super-secret-token');
     expect(JSON.parse(text)).toEqual({ org_id: orgId, account_sid: 'AC123', from_number: '+15005550006', configured: true });
+    // Stored sealed: no plaintext column, and the sealed text is not the token.
     const row = await t.server.app.db('telephony_connectors').where({ org_id: orgId }).first();
-    expect(row.auth_token).toBe('super-secret-token');
+    expect(row.auth_token).toBeNull();
+    expect(row.auth_token_sealed).not.toContain('super-secret-token');
+    expect(await findTelephonyConnector(t.server.app.db, t.server.app.secretsKey, orgId)).toEqual(body);
+  });
+
+  it('seals auth tokens stored in plaintext before tokens were sealed (the start-up half of the migration)', async () => {
+    const orgId = await t.createOrg();
+    const { db, secretsKey } = t.server.app;
+    await db('telephony_connectors').insert({ org_id: orgId, account_sid: 'AC_old', auth_token: 'old-plain-token', from_number: '+15005550009' });
+    expect(await sealPlaintextTokens(db, secretsKey)).toBeGreaterThanOrEqual(1);
+    const row = await db('telephony_connectors').where({ org_id: orgId }).first();
+    expect(row.auth_token).toBeNull();
+    expect(row.auth_token_sealed).not.toContain('old-plain-token');
+    expect((await findTelephonyConnector(db, secretsKey, orgId))!.auth_token).toBe('old-plain-token');
+    expect(await sealPlaintextTokens(db, secretsKey)).toBe(0);
   });
 
   it("never writes another organization's connector: the organization comes from the path, unknown fields are ignored", async () => {
@@ -139,10 +155,14 @@ describe(`admin API (${backendName})`, () => {
     expect(await res.json()).toEqual({ org_id: attacker, account_sid: 'AC_attacker', from_number: '+15005550002', configured: true });
 
     const rows = await t.server.app.db('telephony_connectors').whereIn('org_id', [victim, attacker]).orderBy('account_sid');
-    expect(rows.map(({ org_id, account_sid, auth_token, from_number }) => ({ org_id, account_sid, auth_token, from_number }))).toEqual([
-      { org_id: attacker, account_sid: 'AC_attacker', auth_token: 'attacker-token', from_number: '+15005550002' },
-      { org_id: victim, ...victimConnector },
-    ]);
+    expect(rows.map(({ org_id }) => org_id)).toEqual([attacker, victim]);
+    const { db, secretsKey } = t.server.app;
+    expect(await findTelephonyConnector(db, secretsKey, attacker)).toEqual({
+      account_sid: 'AC_attacker',
+      auth_token: 'attacker-token',
+      from_number: '+15005550002',
+    });
+    expect(await findTelephonyConnector(db, secretsKey, victim)).toEqual(victimConnector);
     expect(new Date(rows[0].updated_at).getFullYear()).toBeGreaterThan(2000);
   });
 });

@@ -14,6 +14,7 @@ import { backendName, createTestDatabase, type TestDatabase } from '../support/d
 import { freePort } from '../support/freePort.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
 import { startOpenAiTranscriptionStandIn, type OpenAiTranscriptionStandIn } from '../support/standins/openaiTranscriptionStandIn.js';
+import { TEST_SECRETS_KEY } from '../support/testServer.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const ADMIN_TOKEN = 'adm_crash_test_0123456789abcdefXYZ';
@@ -81,7 +82,7 @@ describe(`kill -9 under load (${backendName})`, () => {
   });
 
   const env = () => ({
-    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATABASE_URL: '' }),
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl, SECRETS_KEY: TEST_SECRETS_KEY } : { DATABASE_URL: '' }),
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     AUDIOSOCKET_PORT: '0',

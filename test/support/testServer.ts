@@ -13,6 +13,8 @@ import { createTestDatabase } from './databases.js';
 
 // Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.
 export const TEST_ADMIN_TOKEN = 'adm_test_loCgBylK8cKnlstx9M8yFf4fA3OuDrsRuwaMJ2Ka';
+/** PostgreSQL needs SECRETS_KEY (it seals telephony auth tokens); tests use this one. */
+export const TEST_SECRETS_KEY = 'dGVzdC1zZWNyZXRzLWtleS0zMi1ieXRlcy1sb25nISE=';
 
 export interface TestServer {
   server: RunningServer;
@@ -45,7 +47,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     VALIDATE_RESPONSES: 'true',
     // Test servers run side by side: each takes a free AudioSocket port.
     AUDIOSOCKET_PORT: '0',
-    ...(database.databaseUrl ? { DATABASE_URL: options.databaseUrl?.(database.databaseUrl) ?? database.databaseUrl } : {}),
+    ...(database.databaseUrl
+      ? { DATABASE_URL: options.databaseUrl?.(database.databaseUrl) ?? database.databaseUrl, SECRETS_KEY: TEST_SECRETS_KEY }
+      : {}),
     ...env,
   });
   const server = await startServer(config, {

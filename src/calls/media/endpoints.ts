@@ -19,9 +19,10 @@ export type EndReason =
 
 /**
  * What admitted the endpoint, so that replacing it ends it: the side's link (its key, behind the
- * stream token and listen unlock), or the side's phone line id.
+ * stream token and listen unlock), the side's phone line id, or a dialled phone's single-use stream
+ * token (replaced by dialling again, which hangs the old phone up).
  */
-export type Credential = 'link' | 'line';
+export type Credential = 'link' | 'line' | 'phone';
 
 interface EndpointBase {
   /** The side whose voice a source carries, or that hears through a sink. */

@@ -44,6 +44,11 @@ export interface MediaStats {
   audioSocketConnections: number;
   lineFramesSent: number;
   lineFramesDropped: number;
+  /** Twilio: admitted media streams, 20 ms frames sent to phones and dropped, clears of stale audio. */
+  twilioStreams: number;
+  twilioFramesSent: number;
+  twilioFramesDropped: number;
+  twilioClears: number;
 }
 
 /** What a transport registers so that the plane can count its connections and close them at shutdown. */
@@ -188,6 +193,10 @@ export class MediaPlane {
       audioSocketConnections: 0,
       lineFramesSent: 0,
       lineFramesDropped: 0,
+      twilioStreams: 0,
+      twilioFramesSent: 0,
+      twilioFramesDropped: 0,
+      twilioClears: 0,
     };
     for (const transport of this.transports) Object.assign(stats, transport.stats());
     for (const room of this.rooms.values()) {

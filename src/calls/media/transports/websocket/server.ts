@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { errors } from '../../../../errors.js';
 import type { EventBus } from '../../../../events/bus.js';
-import { serveAsPlainHttp } from '../../../../http/connections.js';
+import { refuseUpgrade, serveAsPlainHttp } from '../../../../http/connections.js';
 import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
 import { ConnectionSlots } from '../../../../realtime/connectionSlots.js';
 import { isJoined, type CallRow } from '../../../calls.js';
@@ -31,6 +31,8 @@ export interface WebSocketTransportOptions {
   failedAttempts: FailedAttempts;
   /** Open stream sockets, and open listen sockets, each side of a call may hold. */
   socketsPerSide: number;
+  /** Upgrades under other paths that another transport serves on the same HTTP server (Twilio streams). */
+  otherUpgrades?: ReadonlyArray<{ pathPrefix: string; handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void }>;
 }
 
 const SOCKET_CLOSE_GRACE_MS = 2_000;
@@ -40,16 +42,6 @@ interface HttpRefusal {
   detail: string;
   headers?: Readonly<Record<string, string>>;
 }
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  404: 'Not Found',
-  409: 'Conflict',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
 
 /** How each reason to refuse is answered before the upgrade. */
 function httpRefusal({ refused, retryAfterSeconds }: Refused): HttpRefusal {
@@ -108,8 +100,10 @@ export class WebSocketTransport implements Transport {
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node let go of the socket, error handling included: a client that resets must not end the process.
       socket.on('error', (err) => this.plane.logger.debug({ err }, 'media: upgrade socket error'));
-      if ((req.headers.upgrade ?? '').toLowerCase() === 'websocket') this.handleUpgrade(req, socket, head);
-      else serveAsPlainHttp(server, req, socket, head);
+      if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return serveAsPlainHttp(server, req, socket, head);
+      const other = this.options.otherUpgrades?.find((upgrade) => (req.url ?? '').startsWith(upgrade.pathPrefix));
+      if (other) other.handle(req, socket, head);
+      else this.handleUpgrade(req, socket, head);
     });
   }
 
@@ -208,19 +202,7 @@ export class WebSocketTransport implements Transport {
     this.refusals[refusal.status] = (this.refusals[refusal.status] ?? 0) + 1;
     // A wrong token or unlock, or an unknown channel, is a guess: it counts against the address.
     if (refusal.status === 401 || refusal.status === 404) this.plane.track(this.options.failedAttempts.record(address));
-    if (socket.destroyed) return;
-    const body = JSON.stringify({ detail: refusal.detail });
-    const headers = Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.once('finish', () => socket.destroy());
-    socket.end(
-      `HTTP/1.1 ${refusal.status} ${STATUS_TEXT[refusal.status] ?? 'Error'}\r\n` +
-        'Connection: close\r\n' +
-        headers +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        '\r\n' +
-        body,
-    );
+    refuseUpgrade(socket, refusal.status, refusal.detail, refusal.headers);
   }
 
   /** A socket that did not answer the previous ping is gone. */

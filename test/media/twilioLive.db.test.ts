@@ -1,0 +1,112 @@
+// A customer on a phone dialled through the API and an agent on WebSockets, in live mode: the server's
+// own realtime interpreter against the realtime stand-in (it "interprets" by negating the samples),
+// Twilio's REST API against its stand-in, and Twilio's side of the media stream scripted byte for byte.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js';
+import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
+import { backendName } from '../support/databases.js';
+import { FRAME_BYTES as INTERPRETER_FRAME_BYTES, negatePcm16, startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
+import { startTwilioStandIn, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
+import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, waitUntil, wsBase } from './support.js';
+import { TwilioClient } from './twilioClient.js';
+
+describe(`a phone in a live interpreted call (${backendName})`, () => {
+  let t: TestServer;
+  let realtime: RealtimeStandIn;
+  let twilio: TwilioStandIn;
+  let key: string;
+  let orgId: string;
+  beforeAll(async () => {
+    realtime = await startRealtimeStandIn({ apiKey: 'sk-phone-call' });
+    twilio = await startTwilioStandIn();
+    t = await startTestServer({
+      OPENAI_API_KEY: 'sk-phone-call',
+      OPENAI_REALTIME_URL: realtime.url,
+      TWILIO_API_BASE_URL: twilio.url,
+      PUBLIC_BASE_URL: 'https://calls.example.com',
+    });
+    orgId = await t.createOrg({ balance: 10, voice_rate_per_minute: 0.6 });
+    key = (await t.createKey(orgId, 'live')).key;
+    const res = await fetch(`${t.url}/admin/orgs/${orgId}/telephony`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' }),
+    });
+    expect(res.status).toBe(200);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await twilio?.close();
+    await realtime?.close();
+  });
+
+  /** Where the TwiML of a dialled call sends Twilio's stream, on this server, and its token. */
+  const streamOf = (sid: string) => {
+    const twiml = twilio.created.get(sid)!.get('Twiml')!;
+    const url = new URL(/<Stream url="([^"]+)"/.exec(twiml)![1]);
+    return { url: `${wsBase(t)}${url.pathname}`, token: /<Parameter name="token" value="([^"]+)"/.exec(twiml)![1] };
+  };
+
+  it('the phone hears the agent interpreted, the agent hears the phone interpreted; the token opens one stream; ending the call hangs up; billed per second', async () => {
+    const calls = callApi(t);
+    const call = await calls.createCall(key, { agent_language: 'en', customer_language: 'es' });
+    const dialled = await calls.api(`/v1/calls/${call.id}/dial`, key, { method: 'POST', body: { to: '+34600000001' } });
+    expect(dialled.status).toBe(200);
+    const sid = (await dialled.json()).twilio_call_sid;
+    const { url, token } = streamOf(sid);
+
+    const agent = await calls.join(call.id, call.agentKey);
+    const agentHears = await Listener.open(listenUrl(t, agent));
+    const agentMic = await connect(streamUrl(t, agent));
+    const phone = await TwilioClient.open(url);
+    phone.start({ token });
+    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 10_000, 'the phone stream admitted');
+
+    // The single-use token opens no second stream.
+    const replay = await TwilioClient.open(url);
+    replay.start({ token });
+    expect((await replay.closed).code).toBe(1008);
+
+    const phoneVoice = pcm16ToMulaw(sine(8_000, 8_000, 300)); // one second from the phone
+    const agentVoice = sine(24_000, 24_000, 440); // one second from the agent
+    phone.media(phoneVoice);
+    await streamAudio(agentMic, agentVoice, 4_800, 20);
+
+    // Agent hears: the phone's voice decoded, up to 24 kHz, interpreted (negated), in whole interpreter frames.
+    const phoneWide = new Upsampler8kTo24k().process(mulawToPcm16(phoneVoice));
+    const interpretedBytes = Math.floor(phoneWide.length / INTERPRETER_FRAME_BYTES) * INTERPRETER_FRAME_BYTES;
+    const agentGot = await agentHears.waitForBytes(interpretedBytes, 15_000);
+    expect(agentGot.subarray(0, interpretedBytes).equals(negatePcm16(phoneWide.subarray(0, interpretedBytes)))).toBe(true);
+
+    // The phone hears: the agent interpreted (negated), down to 8 kHz, mu-law, in 160-byte frames.
+    const expectedPhone = pcm16ToMulaw(new Downsampler24kTo8k().process(negatePcm16(agentVoice)));
+    const phoneGot = await phone.waitForAudio(expectedPhone.length - 160, 15_000);
+    expect(phoneGot.subarray(0, expectedPhone.length - 160).equals(expectedPhone.subarray(0, expectedPhone.length - 160))).toBe(true);
+
+    await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
+    expect(await phone.closed).toEqual({ code: 4000, reason: 'call ended' });
+    await waitUntil(() => twilio.hungUp.includes(sid), 10_000, 'the phone hung up through the REST API');
+    await waitUntil(async () => (await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' })).length > 0, 10_000, 'a call charge');
+    const charges = await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' });
+    const seconds = charges.reduce((sum, row) => sum + Number(row.quantity), 0);
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(charges.reduce((sum, row) => sum + Number(row.amount_micros), 0)).toBe(-seconds * 10_000);
+    agentMic.close();
+  }, 60_000);
+
+  it('the phone hanging up leaves the call open for the agent', async () => {
+    const calls = callApi(t);
+    const call = await calls.createCall(key, { agent_language: 'en', customer_language: 'es' });
+    const sid = (await (await calls.api(`/v1/calls/${call.id}/dial`, key, { method: 'POST', body: { to: '+34600000002' } })).json()).twilio_call_sid;
+    const { url, token } = streamOf(sid);
+    const phone = await TwilioClient.open(url);
+    phone.start({ token });
+    await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).customer_joined_at !== null, 10_000, 'the phone present');
+    phone.stop();
+    await phone.closed;
+    await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).customer_joined_at === null, 10_000, 'the phone gone');
+    expect((await (await calls.api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
+    expect(twilio.hungUp).not.toContain(sid);
+  });
+});

@@ -1,0 +1,84 @@
+// Twilio's REST API as the `twilio` package talks to it, for the calls this server makes: create a
+// call (`POST /2010-04-01/Accounts/{AccountSid}/Calls.json`, form-encoded) and update one
+// (`POST .../Calls/{CallSid}.json`, `Status=completed` hangs up). Basic auth must be the account SID
+// and auth token, as Twilio checks it (401 with Twilio's error 20003 otherwise). A `To` listed in
+// `refuse` gets Twilio's 400 with error 21211. Also signs status callbacks the way Twilio does.
+import { createHmac, randomBytes } from 'node:crypto';
+import { startStandInServer, type RecordedRequest, type StandInServer } from './standInServer.js';
+
+export interface TwilioStandIn extends StandInServer {
+  readonly accountSid: string;
+  readonly authToken: string;
+  /** Numbers Twilio refuses as invalid (21211). */
+  readonly refuse: Set<string>;
+  /** The form of every call created, by SID (repeated fields kept). */
+  readonly created: Map<string, URLSearchParams>;
+  /** SIDs hung up (Status=completed), in order. */
+  readonly hungUp: string[];
+}
+
+const twilioError = (status: number, code: number, message: string) => ({
+  code,
+  message,
+  more_info: `https://www.twilio.com/docs/errors/${code}`,
+  status,
+});
+
+export async function startTwilioStandIn(): Promise<TwilioStandIn> {
+  const accountSid = `AC${randomBytes(16).toString('hex')}`;
+  const authToken = randomBytes(16).toString('hex');
+  const refuse = new Set<string>();
+  const created = new Map<string, URLSearchParams>();
+  const hungUp: string[] = [];
+  const base = `/2010-04-01/Accounts/${accountSid}/Calls`;
+
+  const authorized = (request: RecordedRequest) =>
+    request.headers.authorization === `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+
+  const server = await startStandInServer((request) => {
+    if (!authorized(request)) return { status: 401, body: twilioError(401, 20003, 'Authenticate') };
+    if (request.method === 'POST' && request.path === `${base}.json`) {
+      const form = request.form!;
+      const to = form.get('To') ?? '';
+      if (refuse.has(to)) return { status: 400, body: twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`) };
+      const sid = `CA${randomBytes(16).toString('hex')}`;
+      created.set(sid, form);
+      return {
+        status: 201,
+        body: { sid, account_sid: accountSid, to, from: form.get('From'), status: 'queued', direction: 'outbound-api', api_version: '2010-04-01', uri: `${base}/${sid}.json` },
+      };
+    }
+    const update = new RegExp(`^${base}/(CA[0-9a-f]{32})\\.json$`).exec(request.path);
+    if (request.method === 'POST' && update) {
+      const sid = update[1];
+      if (!created.has(sid)) return { status: 404, body: twilioError(404, 20404, 'The requested resource was not found') };
+      if (request.form?.get('Status') === 'completed') hungUp.push(sid);
+      return { status: 200, body: { sid, account_sid: accountSid, status: 'completed', uri: `${base}/${sid}.json` } };
+    }
+    return { status: 404, body: twilioError(404, 20404, 'The requested resource was not found') };
+  }, (status) => twilioError(status, 20500, 'An internal server error has occurred'));
+
+  const resetServer = server.reset.bind(server);
+  return Object.assign(server, {
+    accountSid,
+    authToken,
+    refuse,
+    created,
+    hungUp,
+    /** Also forgets created calls, hang-ups and refused numbers. */
+    reset() {
+      resetServer();
+      refuse.clear();
+      created.clear();
+      hungUp.length = 0;
+    },
+  });
+}
+
+/** X-Twilio-Signature as Twilio computes it: base64 HMAC-SHA1 over the URL then each sorted name and value. */
+export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
+  const data = Object.keys(params)
+    .sort()
+    .reduce((text, name) => text + name + params[name], url);
+  return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
+}
