@@ -217,10 +217,6 @@ export function loadConfig(env: Env = process.env): Config {
 
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const sealingKey = secretsKey();
-  // A key generated beside a shared database would differ per instance and be lost with the container.
-  if (databaseUrl && !sealingKey && text('SECRETS_KEY') === undefined) {
-    problems.push('SECRETS_KEY is required with DATABASE_URL: it encrypts telephony auth tokens at rest (e.g. openssl rand -base64 32)');
-  }
   const publicBaseUrl = url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
   const config: Config = {
     port,

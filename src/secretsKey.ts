@@ -1,6 +1,6 @@
-// The key that seals secrets at rest: SECRETS_KEY, or with the embedded database a random key kept in
-// DATA_DIR/secrets.key (mode 0600), made on first start. With PostgreSQL the configuration requires
-// SECRETS_KEY (src/config.ts): every instance must seal with the same key.
+// The key that seals secrets at rest: SECRETS_KEY, or else a random key kept in DATA_DIR/secrets.key
+// (mode 0600), made on first start. Several instances on one PostgreSQL must share one SECRETS_KEY;
+// the server starts without it (every setting is optional) and warns.
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -72,6 +72,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
     const secretsKey = await resolveSecretsKey(config);
+    // Every setting is optional (DESIGN §2), so a shared database without SECRETS_KEY still starts;
+    // but a key file per instance cannot open tokens another instance sealed.
+    if (config.databaseUrl && !config.secretsKey) {
+      logger.warn(
+        { keyFile: `${config.dataDir}/secrets.key` },
+        'SECRETS_KEY is not set: telephony auth tokens are sealed with a key file in DATA_DIR; set one SECRETS_KEY for every instance that shares this database',
+      );
+    }
     const sealed = await sealPlaintextTokens(database.knex, secretsKey);
     if (sealed) logger.info({ sealed }, 'telephony: sealed auth tokens stored in plaintext');
     // Registered before serving: every hold and running request names a live instance.

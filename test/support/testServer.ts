@@ -13,7 +13,7 @@ import { createTestDatabase } from './databases.js';
 
 // Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.
 export const TEST_ADMIN_TOKEN = 'adm_test_loCgBylK8cKnlstx9M8yFf4fA3OuDrsRuwaMJ2Ka';
-/** PostgreSQL needs SECRETS_KEY (it seals telephony auth tokens); tests use this one. */
+/** Instances that share PostgreSQL share one SECRETS_KEY (it seals telephony auth tokens); tests use this one. */
 export const TEST_SECRETS_KEY = 'dGVzdC1zZWNyZXRzLWtleS0zMi1ieXRlcy1sb25nISE=';
 
 export interface TestServer {
