@@ -6,7 +6,8 @@ import { getOrganization } from '../services/organizations.js';
 import type { Config } from '../config.js';
 import { keyHashOf, languageOf, nameOf, otherSide, type CallRow, type Side } from './calls.js';
 
-type Purpose = 'stream' | 'listen';
+/** What a media secret opens: the side's stream, what it hears, its WebRTC signalling. */
+type Purpose = 'stream' | 'listen' | 'signal';
 
 /** `ch_<call id without prefix>_<a|c>`: the channel a side's voice goes into. */
 export const channelId = (callId: string, side: Side) => `ch_${callId.replace(/^call_/, '')}_${side === 'agent' ? 'a' : 'c'}`;
@@ -53,6 +54,9 @@ export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Si
       : null,
     listen: ready
       ? { channel_id: listenChannel, path: `/media/listen/${listenChannel}`, unlock: mediaSecret(call, side, 'listen') }
+      : null,
+    signal: ready
+      ? { channel_id: streamChannel, path: `/media/signal/${streamChannel}`, token: mediaSecret(call, side, 'signal') }
       : null,
   };
 }
