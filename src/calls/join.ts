@@ -4,6 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
 import { getOrganization } from '../services/organizations.js';
 import type { Config } from '../config.js';
+import { iceServersFor } from './iceServers.js';
 import { keyHashOf, languageOf, nameOf, otherSide, type CallRow, type Side } from './calls.js';
 
 /** What a media secret opens: the side's stream, what it hears, its WebRTC signalling. */
@@ -30,7 +31,7 @@ export function verifyMediaSecret(call: CallRow, side: Side, purpose: Purpose, p
 
 export const isReady = (call: CallRow) => call.status === 'open' && call.customer_language !== null;
 
-export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side) {
+export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side, nowMs = Date.now()) {
   const org = await getOrganization(db, call.org_id);
   const other = otherSide(side);
   const ready = isReady(call);
@@ -48,7 +49,8 @@ export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Si
     my_name: nameOf(call, side),
     other_language: languageOf(call, other),
     other_name: nameOf(call, other),
-    ice_servers: config.iceServers,
+    // The TURN user is the side's channel: coturn's logs then name the side of the call.
+    ice_servers: iceServersFor(config, streamChannel, nowMs),
     stream: ready
       ? { channel_id: streamChannel, path: `/media/stream/${streamChannel}`, source_id: side, token: mediaSecret(call, side, 'stream') }
       : null,

@@ -47,7 +47,12 @@ describe(`call page signalling (${backendName})`, () => {
   const signalUrl = (join: SignalJoin) => `${wsBase(t)}${join.signal!.path}?token=${encodeURIComponent(join.signal!.token)}`;
 
   beforeAll(async () => {
-    t = await startTestServer({ AUDIOSOCKET_PORT: '0' });
+    t = await startTestServer({
+      AUDIOSOCKET_PORT: '0',
+      ICE_SERVERS: '[{"urls":"stun:stun.example.org:3478"}]',
+      TURN_URLS: 'turn:turn.example.org:3478',
+      TURN_SECRET: 'signalling-test-turn-secret',
+    });
     key = (await t.createKey(await t.createOrg({ name: 'Signal Org' }), 'test')).key;
     calls = callApi(t);
   });
@@ -68,6 +73,19 @@ describe(`call page signalling (${backendName})`, () => {
     expect(agent.signal).toEqual({ channel_id: agent.stream!.channel_id, path: `/media/signal/${agent.stream!.channel_id}`, token: expect.any(String) });
     expect(agent.signal!.token).not.toBe(agent.stream!.token);
     expect(customer.signal!.channel_id).toBe(customer.stream!.channel_id);
+  });
+
+  it('hands each side the configured ICE servers and TURN credentials of its own, expiring', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const { agent, customer } = await readyCall();
+    const [agentIce, customerIce] = [agent, customer].map((join) => (join as unknown as { ice_servers: Frame[] }).ice_servers);
+    expect(agentIce[0]).toEqual({ urls: 'stun:stun.example.org:3478' });
+    expect(agentIce[1]).toEqual({ urls: ['turn:turn.example.org:3478'], username: expect.stringMatching(/^\d+:ch_\w+_a$/), credential: expect.any(String) });
+    expect(customerIce[1].username).toMatch(/:ch_\w+_c$/);
+    expect(agentIce[1].credential).not.toBe(customerIce[1].credential);
+    const expiry = Number(agentIce[1].username.split(':')[0]);
+    expect(expiry - before).toBeGreaterThanOrEqual(12 * 3600);
+    expect(expiry - before).toBeLessThanOrEqual(12 * 3600 + 600);
   });
 
   it('relays offer, answer, candidates and state to the other side only, with presence frames', async () => {
