@@ -5,6 +5,7 @@ import { errorHandler } from './http/errorHandler.js';
 import { requestLog } from './http/requestLog.js';
 import { operationsRouter } from './http/router.js';
 import { noSniff } from './http/securityHeaders.js';
+import { callPageRouter } from './web/callPage.js';
 import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
 
@@ -24,6 +25,7 @@ export function createApp(app: AppContext): express.Express {
   server.use(express.urlencoded({ extended: false, limit: '64kb' }));
   server.use(docsRouter());
   server.use(chatPageRouter());
+  server.use(callPageRouter());
   server.use(operationsRouter(app));
   server.use(errorHandler());
   return server;

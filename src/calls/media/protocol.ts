@@ -31,6 +31,8 @@
  *       {"type":"offer","sdp":string}   {"type":"answer","sdp":string}
  *       {"type":"candidate","candidate":RTCIceCandidateInit|null}
  *       {"type":"state","muted":boolean,"camera":boolean,"speaking":boolean}   (what the page shows)
+ *       {"type":"caption",...}  a caption frame the page heard, passed back so the speaker sees how
+ *                               its own words were rendered (captions both ways)
  *     The server adds, on connect and whenever it changes, whether the other side has a signalling
  *     socket open: {"type":"peer","present":boolean}. Any other frame closes the socket with 1003
  *     (binary), 1007 (not such a JSON object) or 1009 (too large). Closed like the media sockets: 4000
@@ -110,7 +112,7 @@ export const SIGNAL_MAX_FRAME_BYTES = 64 * 1024;
 /** Unsent signalling bytes to a peer beyond which the peer is taken for stuck and frames to it dropped. */
 export const SIGNAL_BUFFER_CAP_BYTES = 1024 * 1024;
 /** Signalling frames the server passes from one side to the other. */
-export const SIGNAL_RELAYED_TYPES: ReadonlySet<string> = new Set(['offer', 'answer', 'candidate', 'state']);
+export const SIGNAL_RELAYED_TYPES: ReadonlySet<string> = new Set(['offer', 'answer', 'candidate', 'state', 'caption']);
 export const LISTEN_PATH_PREFIX = '/media/listen/';
 
 export interface CloseCode {
@@ -125,7 +127,7 @@ export const CLOSE = {
   tooBig: { code: 1009, reason: `frame larger than ${MAX_STREAM_FRAME_BYTES} bytes (1 s of audio)` },
   internal: { code: 1011, reason: 'internal error' },
   signalBinary: { code: 1003, reason: 'binary frames are not accepted: send JSON text frames' },
-  signalMalformed: { code: 1007, reason: 'a signalling frame is a JSON object whose type is offer, answer, candidate or state' },
+  signalMalformed: { code: 1007, reason: 'a signalling frame is a JSON object whose type is offer, answer, candidate, state or caption' },
   signalTooBig: { code: 1009, reason: `signalling frame larger than ${64 * 1024} bytes` },
   callEnded: { code: 4000, reason: 'call ended' },
   linkReplaced: { code: 4001, reason: 'link replaced' },
