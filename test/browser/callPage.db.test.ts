@@ -184,4 +184,60 @@ describe('the call page in chromium', () => {
     expect([...agent.errors, ...customer.errors]).toEqual([]);
     for (const side of [agent, customer]) await side.context.close();
   });
+
+  it('live mode: each hears the other interpreted, captions both ways; a replaced link and a denied microphone are shown', async () => {
+    const call = await createCall('live', { agent_language: 'en', customer_language: 'es', agent_name: 'Alice', customer_name: 'Matti', video: false });
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+    for (const side of [agent, customer]) await side.page.getByTestId('join').click();
+    for (const side of [agent, customer]) await side.page.waitForSelector('[data-state="live"]', WAIT);
+
+    // Interpreted audio from the other side is played, and captions appear: the other side's words in
+    // this side's language, and this side's own words as the other side got them.
+    for (const side of [agent, customer]) {
+      await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(10);
+      await side.page.locator('.caption.other').first().waitFor(WAIT);
+      await side.page.locator('.caption.me').first().waitFor(WAIT);
+    }
+    expect(await customer.page.locator('.caption.other span').first().textContent()).toContain('[es]');
+    expect(await agent.page.locator('.caption.other span').first().textContent()).toContain('[en]');
+    expect(await customer.page.locator('.caption.me small').first().textContent()).toContain('[en]');
+    expect(await agent.page.getByRole('log').getAttribute('aria-live')).toBe('polite');
+    // No video in a voice call.
+    expect(await agent.page.locator('#videos').isHidden()).toBe(true);
+
+    // A new link for the customer: its page says so and stops; the agent's stays in the call.
+    const rotated = await fetch(`${t.url}/v1/calls/${call.id}/link`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${call.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ side: 'customer' }),
+    });
+    expect(rotated.status).toBe(200);
+    await customer.page.waitForSelector('[data-state="replaced"]', WAIT);
+    expect(await customer.page.getByTestId('status').textContent()).toContain('sustituido');
+    expect(await agent.page.getAttribute('#app', 'data-state')).toBe('live');
+    expectKeyInNoUrl(agent, keyOf(call.agentUrl), keyOf(call.customerUrl));
+    expectKeyInNoUrl(customer, keyOf(call.agentUrl), keyOf(call.customerUrl));
+    expect([...agent.errors, ...customer.errors]).toEqual([]);
+
+    // A browser that refuses the microphone: a clear state, and Join stays to try again.
+    const denied = await browser.newContext();
+    opened.push(denied);
+    const page = await denied.newPage();
+    await page.addInitScript(() => {
+      navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
+    });
+    await page.goto(`${t.url}${new URL(call.agentUrl).pathname}${new URL(call.agentUrl).hash}`);
+    await page.getByTestId('join').click();
+    await page.waitForSelector('[data-state="micDenied"]', WAIT);
+    expect(await page.getByTestId('status').textContent()).toContain('microphone is blocked');
+    expect(await page.getByTestId('join').isVisible()).toBe(true);
+
+    // A link without a key, or with a wrong one.
+    await page.goto(`${t.url}/call/${call.id}`);
+    await page.waitForSelector('[data-state="invalid"]', WAIT);
+    await page.goto(`${t.url}/call/${call.id}#k=wrong`);
+    await page.waitForSelector('[data-state="invalid"]', WAIT);
+    for (const context of [agent.context, customer.context, denied]) await context.close();
+  });
 });
