@@ -2,7 +2,8 @@
 // (agent and customer) with fake microphone and camera: joining, PCM frames on the stream socket, WAV
 // chunks played from the listen socket, WebRTC video between the pages, captions (live mode, the
 // realtime stand-in), a language change, hang-ups, and the key in no requested URL.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -239,5 +240,46 @@ describe('the call page in chromium', () => {
     await page.goto(`${t.url}/call/${call.id}#k=wrong`);
     await page.waitForSelector('[data-state="invalid"]', WAIT);
     for (const context of [agent.context, customer.context, denied]) await context.close();
+  });
+
+  it('an integrator page on another origin joins with the join response directly (CORS), speaks, hears, and hangs up', async () => {
+    // The example of examples/ served from its own origin (another port).
+    const examples = http.createServer(async (req, res) => {
+      const file = new URL(req.url!, 'http://x').pathname.slice(1);
+      if (!['call-client.html', 'call-client.js'].includes(file)) return void res.writeHead(404).end();
+      res.writeHead(200, { 'Content-Type': file.endsWith('.js') ? 'text/javascript' : 'text/html' });
+      res.end(await readFile(path.join('examples', file)));
+    });
+    await new Promise<void>((resolve) => examples.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(examples.address() as { port: number }).port}`;
+    try {
+      const call = await createCall('test', { agent_language: 'en', video: false });
+      const context = await browser.newContext();
+      opened.push(context);
+      const page = await context.newPage();
+      const urls: string[] = [];
+      page.on('request', (request) => urls.push(request.url()));
+      page.on('websocket', (ws) => urls.push(ws.url()));
+      const apiOrigin = t.url;
+      expect(new URL(apiOrigin).origin).not.toBe(origin);
+      await page.goto(`${origin}/call-client.html?server=${encodeURIComponent(apiOrigin)}#call=${call.id}&k=${keyOf(call.customerUrl)}`);
+      await page.waitForSelector('[data-state="ready to join"]', WAIT);
+      await page.fill('#language', 'de');
+      await page.fill('#name', 'Kim');
+      await page.click('#join');
+      await page.waitForSelector('[data-state="in the call"]', WAIT);
+      // Test mode: the side hears its own voice back.
+      await expect.poll(() => page.evaluate(() => Number(document.body.dataset.chunks || 0)), WAIT).toBeGreaterThan(10);
+      const agentView = await fetch(`${t.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': keyOf(call.agentUrl) } });
+      expect(await agentView.json()).toMatchObject({ other_name: 'Kim', other_language: 'de' });
+      await page.click('#hang-up');
+      await page.waitForSelector('[data-state="left"]', WAIT);
+      // Preflighted requests (X-Call-Key) went to the API's origin; the key was in none of their URLs.
+      expect(urls.some((url) => url.startsWith(`${apiOrigin}/calls/public/${call.id}/me`))).toBe(true);
+      for (const url of urls) expect(url.split('#')[0]).not.toContain(keyOf(call.customerUrl));
+      await context.close();
+    } finally {
+      await new Promise((resolve) => examples.close(resolve));
+    }
   });
 });
