@@ -268,8 +268,9 @@ const CATALOGUE = {
 /** Languages written right to left (by primary subtag). */
 const RIGHT_TO_LEFT = new Set(['ar', 'he', 'fa', 'ur']);
 
-/** The bundled languages. */
+/** The bundled languages, and the words each has. */
 export const PAGE_LANGUAGES = Object.keys(CATALOGUE);
+export const WORD_KEYS = Object.keys(EN);
 
 /** `pt-BR` -> `pt`. */
 export const baseLanguage = (tag) => String(tag || '').trim().split(/[-_]/)[0].toLowerCase();
