@@ -10,6 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
 import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const WAIT = { timeout: 20_000 };
@@ -84,7 +85,7 @@ describe('the call page in chromium', () => {
   });
 
   /** A page in its own browser context (its own origin storage), recording requests and errors. */
-  async function open(link: string): Promise<Side> {
+  async function open(link: string, base = t.url): Promise<Side> {
     const url = new URL(link);
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     opened.push(context);
@@ -95,7 +96,7 @@ describe('the call page in chromium', () => {
     page.on('pageerror', (error) => errors.push(String(error)));
     page.on('request', (request) => urls.push(request.url()));
     page.on('websocket', (ws) => urls.push(ws.url()));
-    const answer = await page.goto(`${t.url}${url.pathname}${url.hash}`);
+    const answer = await page.goto(`${base}${url.pathname}${url.hash}`);
     expect(answer!.status()).toBe(200);
     expect(answer!.headers()['content-security-policy']).toMatch(/script-src 'self'.*frame-ancestors \*/);
     return { context, page, urls, errors };
@@ -280,6 +281,31 @@ describe('the call page in chromium', () => {
       await context.close();
     } finally {
       await new Promise((resolve) => examples.close(resolve));
+    }
+  });
+
+  it('a lost network: the page says so, retries with backoff, and is back in the call when the network is', async () => {
+    const call = await createCall('test', { agent_language: 'en', customer_language: 'de', video: false });
+    // The customer reaches the server through a proxy the test can cut.
+    const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(t.url).port) });
+    const port = await proxy.start();
+    try {
+      const customer = await open(call.customerUrl, `http://127.0.0.1:${port}`);
+      await customer.page.getByTestId('join').click();
+      await customer.page.waitForSelector('[data-state="live"]', WAIT);
+      await expect.poll(async () => (await mediaOf(customer.page))!.chunksPlayed, WAIT).toBeGreaterThan(5);
+
+      await proxy.kill();
+      await customer.page.waitForSelector('[data-state="offline"]', WAIT);
+      expect(await customer.page.getByTestId('status').textContent()).toMatch(/Verbindung verloren/);
+      await proxy.start();
+      await customer.page.waitForSelector('[data-state="live"]', { timeout: 40_000 });
+      const played = (await mediaOf(customer.page))!.chunksPlayed;
+      await expect.poll(async () => (await mediaOf(customer.page))!.chunksPlayed, WAIT).toBeGreaterThan(played + 5);
+      expect(customer.errors).toEqual([]);
+      await customer.context.close();
+    } finally {
+      await proxy.kill();
     }
   });
 });
