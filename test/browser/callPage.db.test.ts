@@ -13,7 +13,9 @@ import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
-const WAIT = { timeout: 20_000 };
+const WAIT = { timeout: 30_000 };
+/** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
+const TEST_TIMEOUT_MS = 240_000;
 
 /** A mono 16-bit PCM WAV of a gliding tone with a tremolo: the fake microphone is never silent. */
 function toneWav(seconds: number, sampleRate = 48_000): Buffer {
@@ -102,8 +104,8 @@ describe('the call page in chromium', () => {
     return { context, page, urls, errors };
   }
 
-  async function createCall(mode: 'test' | 'live', body: Record<string, unknown>) {
-    const orgId = await t.createOrg({ name: 'Acme Support', balance: 10 });
+  async function createCall(mode: 'test' | 'live', body: Record<string, unknown>, balance = 10) {
+    const orgId = await t.createOrg({ name: 'Acme Support', balance, voice_rate_per_minute: 0.6 });
     const { key } = await t.createKey(orgId, mode);
     const res = await fetch(`${t.url}/v1/calls`, {
       method: 'POST',
@@ -112,7 +114,7 @@ describe('the call page in chromium', () => {
     });
     expect(res.status).toBe(201);
     const call = await res.json();
-    return { id: call.id as string, agentUrl: call.agent_url as string, customerUrl: call.customer_url as string, key };
+    return { id: call.id as string, agentUrl: call.agent_url as string, customerUrl: call.customer_url as string, key, orgId };
   }
 
   const keyOf = (link: string) => link.split('#k=')[1]!;
@@ -185,7 +187,7 @@ describe('the call page in chromium', () => {
     expectKeyInNoUrl(customer, keyOf(call.agentUrl), keyOf(call.customerUrl));
     expect([...agent.errors, ...customer.errors]).toEqual([]);
     for (const side of [agent, customer]) await side.context.close();
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('live mode: each hears the other interpreted, captions both ways; a replaced link and a denied microphone are shown', async () => {
     const call = await createCall('live', { agent_language: 'en', customer_language: 'es', agent_name: 'Alice', customer_name: 'Matti', video: false });
@@ -241,7 +243,7 @@ describe('the call page in chromium', () => {
     await page.goto(`${t.url}/call/${call.id}#k=wrong`);
     await page.waitForSelector('[data-state="invalid"]', WAIT);
     for (const context of [agent.context, customer.context, denied]) await context.close();
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('an integrator page on another origin joins with the join response directly (CORS), speaks, hears, and hangs up', async () => {
     // The example of examples/ served from its own origin (another port).
@@ -282,7 +284,7 @@ describe('the call page in chromium', () => {
     } finally {
       await new Promise((resolve) => examples.close(resolve));
     }
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('a lost network: the page says so, retries with backoff, and is back in the call when the network is', async () => {
     const call = await createCall('test', { agent_language: 'en', customer_language: 'de', video: false });
@@ -299,7 +301,7 @@ describe('the call page in chromium', () => {
       await customer.page.waitForSelector('[data-state="offline"]', WAIT);
       expect(await customer.page.getByTestId('status').textContent()).toMatch(/Verbindung verloren/);
       await proxy.start();
-      await customer.page.waitForSelector('[data-state="live"]', { timeout: 40_000 });
+      await customer.page.waitForSelector('[data-state="live"]', { timeout: 60_000 });
       const played = (await mediaOf(customer.page))!.chunksPlayed;
       await expect.poll(async () => (await mediaOf(customer.page))!.chunksPlayed, WAIT).toBeGreaterThan(played + 5);
       expect(customer.errors).toEqual([]);
@@ -307,5 +309,28 @@ describe('the call page in chromium', () => {
     } finally {
       await proxy.kill();
     }
-  });
+  }, TEST_TIMEOUT_MS);
+
+  it('live mode: a balance that runs out pauses interpretation on both pages; a top-up resumes it', async () => {
+    t.server.media.configure({ billingIntervalMs: 200 });
+    // 0.6 per minute: 0.02 pays two seconds of interpretation.
+    const call = await createCall('live', { agent_language: 'en', customer_language: 'es', video: false }, 0.02);
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+    try {
+      for (const side of [agent, customer]) await side.page.getByTestId('join').click();
+      await agent.page.waitForSelector('[data-state="live"]', WAIT);
+      await expect.poll(() => agent.page.getByTestId('notice').textContent(), WAIT).toContain('Interpretation is paused');
+      await expect.poll(() => customer.page.getByTestId('notice').textContent(), WAIT).toContain('La interpretación está en pausa');
+      expect(await agent.page.getByRole('alert').textContent()).toContain('prepaid balance has run out');
+      const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: call.orgId } }, body: { amount: 5 } });
+      expect(response.status).toBe(200);
+      await agent.page.getByTestId('notice').waitFor({ state: 'hidden', ...WAIT });
+      await customer.page.getByTestId('notice').waitFor({ state: 'hidden', ...WAIT });
+      expect([...agent.errors, ...customer.errors]).toEqual([]);
+    } finally {
+      t.server.media.configure({ billingIntervalMs: 5_000 });
+      for (const side of [agent, customer]) await side.context.close();
+    }
+  }, TEST_TIMEOUT_MS);
 });

@@ -13,7 +13,7 @@ const SPEAKING_HOLD_MS = 600;
 
 const $ = (id) => document.getElementById(id);
 const els = {
-  app: $('app'), status: $('status'), otherName: $('other-name'), company: $('company'), peer: $('peer-state'),
+  app: $('app'), status: $('status'), notice: $('notice'), otherName: $('other-name'), company: $('company'), peer: $('peer-state'),
   setup: $('setup'), language: $('language'), name: $('name'), join: $('join'), save: $('save'),
   stage: $('stage'), videos: $('videos'), remoteVideo: $('remote-video'), localVideo: $('local-video'),
   captions: $('captions'), latency: $('latency'), meSpeaking: $('me-speaking'),
@@ -36,10 +36,10 @@ const state = {
   peerPresent: false,
   pc: null,
   pendingCandidates: [],
+  signalling: Promise.resolve(), // the signalling frames being applied, in order
   attempt: 0,
   retryTimer: null,
   pollTimer: null,
-  paused: false,
   captions: new Map(), // caption id -> <li>
   everJoined: false,
 };
@@ -113,6 +113,12 @@ function fillLanguages(selected) {
 
 function showPeer(text) {
   els.peer.textContent = text;
+}
+
+/** A standing problem of what this side hears (interpretation paused or unavailable); '' clears it. */
+function showNotice(text) {
+  els.notice.textContent = text;
+  els.notice.hidden = !text;
 }
 
 function languageName(code) {
@@ -298,7 +304,10 @@ function openSignal(join) {
   const ws = new WebSocket(wsUrl(join.signal.path, { token: join.signal.token }));
   state.sockets.signal = ws;
   ws.onopen = () => sendState();
-  ws.onmessage = ({ data }) => void signalFrame(JSON.parse(data));
+  // One frame at a time: an answer or candidates must not overtake the offer still being applied.
+  ws.onmessage = ({ data }) => {
+    state.signalling = state.signalling.then(() => signalFrame(JSON.parse(data))).catch((err) => console.warn('signalling:', err));
+  };
   ws.onclose = (event) => socketClosed('signal', ws, event);
 }
 
@@ -387,16 +396,15 @@ function listenFrame(frame) {
     showCaption(frame, 'other');
     sendSignal(frame); // the speaker sees how its words were rendered
   } else if (frame.type === 'provenance') {
-    if (frame.engine !== 'none' && state.paused) {
-      state.paused = false;
-      showPeer(t('call.inCall'));
+    // Interpreted again (a top-up, a reconnected engine), or test mode's echo: nothing stands in the way.
+    if (frame.engine !== 'none') {
+      showNotice('');
     }
   } else if (frame.type === 'notice') {
     if (frame.code === 'balance_exhausted') {
-      state.paused = true;
-      showPeer(t('call.paused', { name: otherName() }));
+      showNotice(t('call.paused', { name: otherName() }));
     } else if (frame.code === 'translation_unavailable') {
-      showPeer(t('call.untranslated', { name: otherName() }));
+      showNotice(t('call.untranslated', { name: otherName() }));
     }
   }
 }
@@ -450,7 +458,7 @@ async function signalFrame(frame) {
       els.app.dataset.otherSpeaking = String(Boolean(frame.speaking));
       if (frame.speaking) showPeer(t('call.otherSpeaking', { name: otherName() }));
       else if (frame.muted) showPeer(t('call.otherMuted', { name: otherName() }));
-      else if (state.peerPresent && !state.paused) showPeer(t('call.inCall'));
+      else if (state.peerPresent) showPeer(t('call.inCall'));
       return;
     case 'caption':
       return showCaption(frame, 'me');
@@ -569,6 +577,7 @@ async function hangUp() {
 }
 
 function stopEverything() {
+  showNotice('');
   clearTimeout(state.retryTimer);
   clearTimeout(state.pollTimer);
   state.retry = null;
