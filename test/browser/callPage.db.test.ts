@@ -155,8 +155,10 @@ describe('the call page in chromium', () => {
       await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(25);
       await expect.poll(() => remoteVideoWidth(side.page), WAIT).toBeGreaterThan(0);
     }
-    await agent.page.screenshot({ path: 'docs/screenshots/call-agent.png' });
-    await customer.page.screenshot({ path: 'docs/screenshots/call-customer.png' });
+    // The README's screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
+    const shots = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots' : tmp;
+    await agent.page.screenshot({ path: path.join(shots, 'call-agent.png') });
+    await customer.page.screenshot({ path: path.join(shots, 'call-customer.png') });
 
     // A language change on the customer's side: the agent's page reconnects (no reload) and says so.
     const agentPlayed = (await mediaOf(agent.page))!.chunksPlayed;
