@@ -6,6 +6,7 @@ import { requestLog } from './http/requestLog.js';
 import { operationsRouter } from './http/router.js';
 import { noSniff } from './http/securityHeaders.js';
 import { twilioWebhooksRouter } from './http/twilioWebhooks.js';
+import { callPageRouter } from './web/callPage.js';
 import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
 
@@ -26,6 +27,7 @@ export function createApp(app: AppContext): express.Express {
   server.use(docsRouter());
   server.use(chatPageRouter());
   server.use(twilioWebhooksRouter(app));
+  server.use(callPageRouter());
   server.use(operationsRouter(app));
   server.use(errorHandler());
   return server;

@@ -21,8 +21,10 @@ export interface Config {
   audioSocketPort: number;
   /** The host a PBX dials for AudioSocket lines (phone-line answers). */
   audioSocketHost: string;
-  /** RTCIceServer entries handed to call sides for the video connection. */
-  iceServers: Array<{ urls: string | string[]; username?: string; credential?: string }>;
+  /** RTCIceServer entries handed to call sides for the video connection (ICE_SERVERS). */
+  iceServers: IceServer[];
+  /** A coturn server with `use-auth-secret`: each join gets its own time-limited credentials. */
+  turn: TurnSettings | undefined;
   logLevel: string;
   /** Validate every response against the contract (tests switch this on; a violation becomes a 500). */
   validateResponses: boolean;
@@ -59,6 +61,43 @@ export interface Config {
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
     twilioApiBaseUrl: string | undefined;
   };
+}
+
+export interface IceServer {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
+
+export interface TurnSettings {
+  urls: string[];
+  /** coturn's `static-auth-secret`. */
+  secret: string;
+  /** How long a join's TURN credentials stay valid. */
+  ttlSeconds: number;
+}
+
+/** What an ICE server's URL may start with (RFC 7064, RFC 7065). */
+const ICE_URL = /^(stun|stuns|turn|turns):[^\s]+$/;
+
+/** The problems of one ICE_SERVERS entry, each naming the entry. */
+function iceServerProblems(entry: unknown, index: number): string[] {
+  const where = `ICE_SERVERS[${index}]`;
+  if (!entry || typeof entry !== 'object' || Array.isArray(entry)) return [`${where} must be an object like {"urls":"stun:stun.example.org:3478"}`];
+  const { urls, username, credential } = entry as Record<string, unknown>;
+  const list = typeof urls === 'string' ? [urls] : Array.isArray(urls) ? urls : null;
+  if (!list || !list.length || !list.every((url) => typeof url === 'string')) return [`${where}.urls must be a URL or a non-empty array of URLs`];
+  const problems = (list as string[])
+    .filter((url) => !ICE_URL.test(url))
+    .map((url) => `${where}.urls: "${url}" is not a stun:, stuns:, turn: or turns: URL`);
+  for (const [name, value] of Object.entries({ username, credential })) {
+    if (value !== undefined && typeof value !== 'string') problems.push(`${where}.${name} must be a string`);
+  }
+  // Browsers refuse a TURN server without credentials (RTCPeerConnection throws InvalidAccessError).
+  if ((list as string[]).some((url) => /^turns?:/.test(url)) && (typeof username !== 'string' || typeof credential !== 'string')) {
+    problems.push(`${where} is a TURN server: give "username" and "credential", or use TURN_URLS and TURN_SECRET for per-join credentials`);
+  }
+  return problems;
 }
 
 export interface ConnectionLimits {
@@ -142,20 +181,36 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return raw as T;
   };
-  const iceServers = () => {
+  const iceServers = (): IceServer[] => {
     const raw = text('ICE_SERVERS');
     if (raw === undefined) return [];
+    let parsed: unknown;
     try {
-      const parsed = JSON.parse(raw);
-      const valid =
-        Array.isArray(parsed) &&
-        parsed.every((entry) => entry && (typeof entry.urls === 'string' || Array.isArray(entry.urls)));
-      if (!valid) throw new Error();
-      return parsed;
+      parsed = JSON.parse(raw);
     } catch {
+      parsed = undefined;
+    }
+    if (!Array.isArray(parsed)) {
       problems.push('ICE_SERVERS must be a JSON array of RTCIceServer objects, e.g. [{"urls":"stun:stun.example.org:3478"}]');
       return [];
     }
+    const entryProblems = parsed.flatMap(iceServerProblems);
+    problems.push(...entryProblems);
+    return entryProblems.length ? [] : (parsed as IceServer[]);
+  };
+  const turn = (): TurnSettings | undefined => {
+    const urls = text('TURN_URLS')?.split(',').map((url) => url.trim()).filter(Boolean);
+    const secret = text('TURN_SECRET');
+    const ttlSeconds = integer('TURN_CREDENTIAL_TTL_SECONDS', 12 * 3600, 60, 7 * 24 * 3600);
+    if (!urls?.length && secret === undefined) return undefined;
+    if (!urls?.length) problems.push('TURN_SECRET is set but TURN_URLS is not: name the TURN server, e.g. turn:turn.example.org:3478');
+    if (secret === undefined) problems.push("TURN_URLS is set but TURN_SECRET is not: give coturn's static-auth-secret");
+    for (const url of urls ?? []) {
+      if (!/^turns?:[^\s]+$/.test(url)) problems.push(`TURN_URLS: "${url}" is not a turn: or turns: URL`);
+    }
+    // Not printed: the secret itself never reaches a message.
+    if (secret !== undefined && secret.length < 16) problems.push('TURN_SECRET must be at least 16 characters (e.g. openssl rand -hex 32)');
+    return urls?.length && secret !== undefined ? { urls, secret, ttlSeconds } : undefined;
   };
   const secretsKey = () => {
     const raw = text('SECRETS_KEY');
@@ -235,6 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
     audioSocketHost: text('AUDIOSOCKET_HOST') ?? new URL(publicBaseUrl).hostname,
     iceServers: iceServers(),
+    turn: turn(),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info') ?? 'info',
     validateResponses: flag('VALIDATE_RESPONSES'),
     rateLimit: {

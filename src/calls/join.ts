@@ -4,9 +4,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
 import { getOrganization } from '../services/organizations.js';
 import type { Config } from '../config.js';
+import { iceServersFor } from './iceServers.js';
 import { keyHashOf, languageOf, nameOf, otherSide, type CallRow, type Side } from './calls.js';
 
-type Purpose = 'stream' | 'listen';
+/** What a media secret opens: the side's stream, what it hears, its WebRTC signalling. */
+type Purpose = 'stream' | 'listen' | 'signal';
 
 /** `ch_<call id without prefix>_<a|c>`: the channel a side's voice goes into. */
 export const channelId = (callId: string, side: Side) => `ch_${callId.replace(/^call_/, '')}_${side === 'agent' ? 'a' : 'c'}`;
@@ -29,7 +31,7 @@ export function verifyMediaSecret(call: CallRow, side: Side, purpose: Purpose, p
 
 export const isReady = (call: CallRow) => call.status === 'open' && call.customer_language !== null;
 
-export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side) {
+export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side, nowMs = Date.now()) {
   const org = await getOrganization(db, call.org_id);
   const other = otherSide(side);
   const ready = isReady(call);
@@ -47,12 +49,16 @@ export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Si
     my_name: nameOf(call, side),
     other_language: languageOf(call, other),
     other_name: nameOf(call, other),
-    ice_servers: config.iceServers,
+    // The TURN user is the side's channel: coturn's logs then name the side of the call.
+    ice_servers: iceServersFor(config, streamChannel, nowMs),
     stream: ready
       ? { channel_id: streamChannel, path: `/media/stream/${streamChannel}`, source_id: side, token: mediaSecret(call, side, 'stream') }
       : null,
     listen: ready
       ? { channel_id: listenChannel, path: `/media/listen/${listenChannel}`, unlock: mediaSecret(call, side, 'listen') }
+      : null,
+    signal: ready
+      ? { channel_id: streamChannel, path: `/media/signal/${streamChannel}`, token: mediaSecret(call, side, 'signal') }
       : null,
   };
 }

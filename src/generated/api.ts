@@ -1055,6 +1055,7 @@ export interface components {
             /** @description True when both languages are known and the call is open. */
             ready: boolean;
             role: components["schemas"]["Side"];
+            signal: components["schemas"]["SignalOut"];
             /** @enum {string} */
             status: "open" | "ended";
             stream: components["schemas"]["StreamOut"];
@@ -1150,6 +1151,12 @@ export interface components {
         };
         /** @enum {string} */
         Side: "agent" | "customer";
+        /** @description Null until the call is ready. The call page's WebRTC signalling (video) at `{path}?token=<token>`, a WebSocket of JSON text frames (at most 64 KiB each): `{"type":"offer","sdp"}`, `{"type":"answer","sdp"}`, `{"type":"candidate","candidate"}`, `{"type":"state","muted","camera","speaking"}` and `{"type":"caption",...}` (a caption the page heard, passed back so the speaker sees its own words rendered) are passed as sent to the other side's signalling sockets; the server adds `{"type":"peer","present":boolean}` on connect and whenever the other side opens its first or closes its last signalling socket. Admitted and closed like the stream socket (401 for a stale token; 4000 call ended, 4001 link replaced, 4004 left). Voice never goes over WebRTC: send video tracks only, each side hears the other interpreted on `listen`. */
+        SignalOut: {
+            channel_id: string;
+            path: string;
+            token: string;
+        } | null;
         /** @description Null until the call is ready. Send this side's voice to `{path}?token=<token>&source_id=<source_id>` as binary frames of mono PCM16 LE at 24 kHz. */
         StreamOut: {
             channel_id: string;

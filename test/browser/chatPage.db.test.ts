@@ -315,6 +315,24 @@ describe('the customer chat page in chromium', () => {
     }
   }, 60_000);
 
+  it("speaks the customer's language from the shared catalogue: Spanish words, Arabic right to left, English otherwise", async () => {
+    const orgId = await t.createOrg();
+    const { key } = await t.createKey(orgId, 'test');
+    const expected = { es: ['es', 'ltr', 'Escribe un mensaje…'], ar: ['ar', 'rtl', 'اكتب رسالة…'], fi: ['en', 'ltr', 'Write a message…'] };
+    for (const [language, [lang, dir, placeholder]] of Object.entries(expected)) {
+      const { data: session } = await t.client(key).POST('/v1/sessions', {
+        body: { agent_language: 'en', customer_language: language, agent_name: 'Alice' },
+      });
+      const { page, errors } = await openPage(pageUrl(session!.customer_url!));
+      await page.getByTestId('composer').waitFor({ state: 'visible', ...WAIT });
+      await expect.poll(() => page.getAttribute('html', 'lang'), POLL).toBe(lang);
+      expect(await page.getAttribute('html', 'dir')).toBe(dir);
+      expect(await page.getByTestId('composer-input').getAttribute('placeholder')).toBe(placeholder);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
+
   it('shows an API error (402 of a live organization without balance) as a notice and keeps the text', async () => {
     const orgId = await t.createOrg({ name: 'Broke Ltd', balance: 0 });
     const { key } = await t.createKey(orgId, 'live');

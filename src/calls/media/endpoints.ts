@@ -24,7 +24,7 @@ export type EndReason =
  */
 export type Credential = 'link' | 'line' | 'phone';
 
-interface EndpointBase {
+export interface EndpointBase {
   /** The side whose voice a source carries, or that hears through a sink. */
   readonly side: Side;
   readonly credential: Credential;
@@ -62,8 +62,17 @@ export interface MediaSink extends EndpointBase {
 /** A phone line and the like: one connection that is both a side's voice and what that side hears. */
 export type MediaDuplex = MediaSource & MediaSink;
 
-export const isSource = (endpoint: MediaSource | MediaSink): endpoint is MediaSource => 'sourceKey' in endpoint;
-export const isSink = (endpoint: MediaSource | MediaSink): endpoint is MediaSink => 'format' in endpoint;
+/**
+ * Neither voice nor hearing: a connection that belongs to a side's presence in the call (the call
+ * page's WebRTC signalling). The room only ends it, with the side's other endpoints.
+ */
+export type SideCompanion = EndpointBase;
+
+/** Whatever a transport brings into a room. */
+export type CallEndpoint = MediaSource | MediaSink | SideCompanion;
+
+export const isSource = (endpoint: CallEndpoint): endpoint is MediaSource => 'sourceKey' in endpoint;
+export const isSink = (endpoint: CallEndpoint): endpoint is MediaSink => 'format' in endpoint;
 
 /**
  * Shared bookkeeping of an endpoint: gone once, its room told once. Transports extend it and implement

@@ -8,7 +8,7 @@ import type { EngineRegistry } from '../../engines/registry.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
 import { findCallById, type CallRow } from '../calls.js';
-import type { EndReason, MediaSink, MediaSource } from './endpoints.js';
+import type { CallEndpoint, EndReason } from './endpoints.js';
 import { CallRoom, type AudioFeed, type RoomSettings } from './room/room.js';
 
 export interface MediaPlaneOptions {
@@ -109,7 +109,7 @@ export class MediaPlane {
    * now (a new link, the end): signals from now on reach the room, and a second read catches what
    * happened before.
    */
-  enter(call: CallRow, endpoint: MediaSource | MediaSink, recheck: Recheck): AudioFeed | null {
+  enter(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): AudioFeed | null {
     const room = this.roomFor(call);
     const feed = room.add(endpoint);
     this.track(

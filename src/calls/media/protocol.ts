@@ -22,6 +22,24 @@
  *     20 ms chunk; an interpreter's output as it is produced), pieces over 100 ms cut into chunks of at
  *     most 100 ms (4,800 bytes of samples). Play them back to back. Text frames: JSON objects, see TEXT FRAMES. Anything the client sends on a listen socket is ignored.
  *
+ *   GET /media/signal/{channel_id}?token=<token>
+ *     The call page's WebRTC signalling (video): `signal.channel_id` and `signal.token` of the side's
+ *     join answer (the channel is the side's own stream channel; the token is its own, like the stream
+ *     token derived from the side's key, so a new link makes it stale). Text frames only, JSON objects
+ *     of at most 64 KiB (SIGNAL_MAX_FRAME_BYTES). A frame whose `type` is one of SIGNAL_RELAYED_TYPES is
+ *     passed as sent to every signalling socket of the other side of the call (nobody else sees it):
+ *       {"type":"offer","sdp":string}   {"type":"answer","sdp":string}
+ *       {"type":"candidate","candidate":RTCIceCandidateInit|null}
+ *       {"type":"state","muted":boolean,"camera":boolean,"speaking":boolean}   (what the page shows)
+ *       {"type":"caption",...}  a caption frame the page heard, passed back so the speaker sees how
+ *                               its own words were rendered (captions both ways)
+ *     The server adds, on connect and whenever it changes, whether the other side has a signalling
+ *     socket open: {"type":"peer","present":boolean}. Any other frame closes the socket with 1003
+ *     (binary), 1007 (not such a JSON object) or 1009 (too large). Closed like the media sockets: 4000
+ *     call ended, 4001 link replaced, 4004 left, 1001 shutting down; refusals as for a stream socket.
+ *     Voice never goes over WebRTC: the pages send video tracks only (each side hears the other through
+ *     the interpretation path).
+ *
  *   Live mode: a side hears the other side's voice interpreted into its own language. Test mode: each
  *   side hears its own voice back, untranslated (provenance engine "test", model "echo"). When live
  *   interpretation is unavailable (no engine, upstream failure, balance exhausted) the call stays up
@@ -88,6 +106,13 @@ export const HEARTBEAT_MS = 30_000;
 export const SOURCE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export const STREAM_PATH_PREFIX = '/media/stream/';
+export const SIGNAL_PATH_PREFIX = '/media/signal/';
+/** A signalling frame (an SDP offer with many codecs is a few KiB) may not be larger than this. */
+export const SIGNAL_MAX_FRAME_BYTES = 64 * 1024;
+/** Unsent signalling bytes to a peer beyond which the peer is taken for stuck and frames to it dropped. */
+export const SIGNAL_BUFFER_CAP_BYTES = 1024 * 1024;
+/** Signalling frames the server passes from one side to the other. */
+export const SIGNAL_RELAYED_TYPES: ReadonlySet<string> = new Set(['offer', 'answer', 'candidate', 'state', 'caption']);
 export const LISTEN_PATH_PREFIX = '/media/listen/';
 
 export interface CloseCode {
@@ -101,6 +126,9 @@ export const CLOSE = {
   oddLength: { code: 1007, reason: 'binary frames must hold whole 16-bit samples (even byte length)' },
   tooBig: { code: 1009, reason: `frame larger than ${MAX_STREAM_FRAME_BYTES} bytes (1 s of audio)` },
   internal: { code: 1011, reason: 'internal error' },
+  signalBinary: { code: 1003, reason: 'binary frames are not accepted: send JSON text frames' },
+  signalMalformed: { code: 1007, reason: 'a signalling frame is a JSON object whose type is offer, answer, candidate, state or caption' },
+  signalTooBig: { code: 1009, reason: `signalling frame larger than ${64 * 1024} bytes` },
   callEnded: { code: 4000, reason: 'call ended' },
   linkReplaced: { code: 4001, reason: 'link replaced' },
   reconnect: { code: 4002, reason: 'reconnect' },
@@ -110,9 +138,9 @@ export const CLOSE = {
 
 export const REFUSAL = {
   badSourceId: { status: 400, detail: 'source_id must be 1-64 characters of A-Z a-z 0-9 . _ : -' },
-  badToken: { status: 401, detail: 'missing or invalid token for this stream channel' },
+  badToken: { status: 401, detail: 'missing or invalid token for this channel' },
   badUnlock: { status: 401, detail: 'missing or invalid unlock for this listen channel' },
-  noEndpoint: { status: 404, detail: 'no such media endpoint: use /media/stream/{channel_id} or /media/listen/{channel_id}' },
+  noEndpoint: { status: 404, detail: 'no such media endpoint: use /media/stream/{channel_id}, /media/listen/{channel_id} or /media/signal/{channel_id}' },
   unknownChannel: { status: 404, detail: 'channel not found' },
   callEnded: { status: 409, detail: 'the call has ended' },
   notReady: { status: 409, detail: "the call is not ready: the customer's language is not known yet" },
@@ -163,6 +191,12 @@ export interface NoticeFrame {
   code: NoticeCode;
   message: string;
 }
+/** Server -> signalling socket: whether the other side has a signalling socket open. */
+export interface PeerFrame {
+  type: 'peer';
+  present: boolean;
+}
+
 export type TextFrame = ProvenanceFrame | CaptionFrame | NoticeFrame;
 
 export const TEST_PROVENANCE: ProvenanceFrame = { type: 'provenance', engine: 'test', model: 'echo' };

@@ -1,6 +1,9 @@
 // The customer's side of a support chat: opened from a session's customer_url
 // (`/chat/{session_id}#k=<key>`). Plain browser JavaScript, no build step, nothing fetched from
-// elsewhere. Every call to the server carries the key from the fragment as `X-Chat-Key`.
+// elsewhere. Every call to the server carries the key from the fragment as `X-Chat-Key`. The page's
+// own words come from the shared catalogue, in the customer's language once known.
+import { translateDocument } from '/page-i18n/catalogue.js';
+
 (function () {
   'use strict';
 
@@ -14,6 +17,8 @@
   var CATCH_UP_LIMIT = 200;
 
   function $(id) { return document.getElementById(id); }
+
+  var words = translateDocument(document, navigator.language);
 
   var els = {
     app: $('app'),
@@ -231,6 +236,10 @@
       if (s[field] !== undefined) next[field] = s[field];
     });
     state.session = next;
+    if (next.customer_language && next.customer_language !== prev.customer_language) {
+      words = translateDocument(document, next.customer_language);
+      updateComposer();
+    }
 
     var agent = agentDisplayName();
     els.agentName.textContent = agent;
@@ -640,12 +649,12 @@
     els.record.disabled = closed || state.uploading || !canRecord();
     els.record.classList.toggle('recording', recording);
     els.record.setAttribute('aria-pressed', recording ? 'true' : 'false');
-    var recordLabel = recording ? 'Stop recording and send' : (canRecord() ? 'Record a voice message' : recordUnavailableReason());
+    var recordLabel = recording ? 'Stop recording and send' : (canRecord() ? words.t('chat.record') : recordUnavailableReason());
     els.record.setAttribute('aria-label', recordLabel);
     els.record.title = recordLabel;
     els.recording.hidden = !recording && !state.uploading;
     els.cancelRecording.hidden = !recording;
-    els.input.placeholder = closed ? 'This conversation has ended' : 'Write a message…';
+    els.input.placeholder = closed ? words.t('chat.closed') : words.t('chat.placeholder');
     els.composer.classList.toggle('disabled', closed);
   }
 

@@ -10,7 +10,7 @@ import type { CallSignal } from '../../../events/types.js';
 import { announceBalanceExhausted, languageOf, type CallRow } from '../../calls.js';
 import { otherSide, SIDES, type Side } from '../../side.js';
 import { SideMixer } from '../audio/mixer.js';
-import { isSink, isSource, type Credential, type EndReason, type MediaSink, type MediaSource } from '../endpoints.js';
+import { isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSource } from '../endpoints.js';
 import type { InterpreterFactory } from '../interpreter.js';
 import { NOTICE, UNTRANSLATED_PROVENANCE, notice, type TextFrame } from '../protocol.js';
 import { CallBilling, type Admission } from './billing.js';
@@ -40,7 +40,7 @@ export interface RoomDeps {
 /** Feeds a source's audio (24 kHz PCM16) into its side's mix. */
 export type AudioFeed = (pcm: Buffer) => void;
 
-type Endpoint = MediaSource | MediaSink;
+type Endpoint = CallEndpoint;
 
 export class CallRoom implements DirectionHost {
   private readonly endpoints = new Set<Endpoint>();

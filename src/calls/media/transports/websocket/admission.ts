@@ -1,5 +1,6 @@
-// Admission of a media WebSocket, step by step: the address is not guessing, the path names a stream
-// or listen channel, the call exists, the token (stream) or unlock (listen) is the side's current one,
+// Admission of a media WebSocket, step by step: the address is not guessing, the path names a stream,
+// listen or signalling channel, the call exists, the token (stream, signal) or unlock (listen) is the
+// side's current one,
 // the call is open and ready, the side has a socket slot left, and the side is marked present.
 import type { Duplex } from 'node:stream';
 import type { EventBus } from '../../../../events/bus.js';
@@ -19,9 +20,9 @@ import {
   type AdmissionStep,
   type Refused,
 } from '../../admission.js';
-import { LISTEN_PATH_PREFIX, SOURCE_ID_PATTERN, STREAM_PATH_PREFIX } from '../../protocol.js';
+import { LISTEN_PATH_PREFIX, SIGNAL_PATH_PREFIX, SOURCE_ID_PATTERN, STREAM_PATH_PREFIX } from '../../protocol.js';
 
-export type SocketKind = 'stream' | 'listen';
+export type SocketKind = 'stream' | 'listen' | 'signal';
 
 export interface SocketAdmission extends AdmissionContext {
   url: URL;
@@ -44,23 +45,32 @@ export interface AdmittedSocket {
   secret: string | null;
 }
 
+const PREFIXES: ReadonlyArray<[string, SocketKind]> = [
+  [STREAM_PATH_PREFIX, 'stream'],
+  [LISTEN_PATH_PREFIX, 'listen'],
+  [SIGNAL_PATH_PREFIX, 'signal'],
+];
+
 const parseEndpoint: AdmissionStep<SocketAdmission> = (ctx) => {
   const path = ctx.url.pathname;
-  const prefix = path.startsWith(STREAM_PATH_PREFIX) ? STREAM_PATH_PREFIX : path.startsWith(LISTEN_PATH_PREFIX) ? LISTEN_PATH_PREFIX : null;
-  if (!prefix) return refuse('no_endpoint');
-  ctx.kind = prefix === STREAM_PATH_PREFIX ? 'stream' : 'listen';
-  ctx.channel = path.slice(prefix.length);
+  const match = PREFIXES.find(([prefix]) => path.startsWith(prefix));
+  if (!match) return refuse('no_endpoint');
+  ctx.kind = match[1];
+  ctx.channel = path.slice(match[0].length);
   return undefined;
 };
 
-/** A stream is opened by the channel's own side; a listener is the other side, hearing this channel. */
+/**
+ * A stream and a signalling socket are opened by the channel's own side; a listener is the other
+ * side, hearing this channel.
+ */
 const parseChannel: AdmissionStep<SocketAdmission> = (ctx) => {
   const channel = parseChannelId(ctx.channel!);
   if (!channel) return refuse('unknown_call');
   ctx.callId = channel.callId;
-  ctx.side = ctx.kind === 'stream' ? channel.side : otherSide(channel.side);
+  ctx.side = ctx.kind === 'listen' ? otherSide(channel.side) : channel.side;
   ctx.sourceId = ctx.url.searchParams.get('source_id') ?? channel.side;
-  ctx.secret = ctx.url.searchParams.get(ctx.kind === 'stream' ? 'token' : 'unlock');
+  ctx.secret = ctx.url.searchParams.get(ctx.kind === 'listen' ? 'unlock' : 'token');
   return undefined;
 };
 
@@ -70,7 +80,7 @@ const checkSourceId: AdmissionStep<SocketAdmission> = (ctx) =>
 const verifySecret: AdmissionStep<SocketAdmission> = (ctx) =>
   verifyMediaSecret(ctx.call!, ctx.side!, ctx.kind!, ctx.secret ?? null)
     ? undefined
-    : refuse(ctx.kind === 'stream' ? 'bad_token' : 'bad_unlock');
+    : refuse(ctx.kind === 'listen' ? 'bad_unlock' : 'bad_token');
 
 /** A slot among the side's sockets of this kind, held until the socket closes, whichever way it ends. */
 const takeSlot: AdmissionStep<SocketAdmission> = (ctx) => {

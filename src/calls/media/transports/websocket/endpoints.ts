@@ -1,8 +1,9 @@
 // The browser's (or a machine client's) media sockets as room endpoints: a stream socket is a side's
-// voice coming in; a listen socket is what a side hears, as WAV chunks and JSON text frames.
+// voice coming in; a listen socket is what a side hears, as WAV chunks and JSON text frames; a
+// signalling socket carries the call page's WebRTC negotiation (./signalling.ts relays it).
 import { WebSocket } from 'ws';
 import type { Side } from '../../../side.js';
-import { EndpointState, type EndReason, type MediaSink, type MediaSource } from '../../endpoints.js';
+import { EndpointState, type EndReason, type MediaSink, type MediaSource, type SideCompanion } from '../../endpoints.js';
 import { CLOSE, NOTICE, notice, type CloseCode, type NoticeCode, type TextFrame } from '../../protocol.js';
 
 /** How each reason to end a socket is said: a close code, and for listeners a notice first. */
@@ -105,5 +106,28 @@ export class ListenSocket extends SocketEndpoint implements MediaSink {
   protected close(reason: EndReason): void {
     const ending = ENDINGS[reason];
     this.closeWith(ending.close, ending.notice ? notice(ending.notice) : undefined);
+  }
+}
+
+/** A side's WebRTC signalling: `/media/signal/{channel}`. Ended with the side's media, never heard. */
+export class SignalSocket extends SocketEndpoint implements SideCompanion {
+  readonly kind = 'signal';
+
+  constructor(
+    ws: WebSocket,
+    side: Side,
+    readonly callId: string,
+  ) {
+    super(ws, side);
+  }
+
+  /** Sends a text frame unless the peer stopped reading (beyond `capBytes` unsent: dropped). */
+  send(text: string, capBytes: number): void {
+    if (this.isGone || this.ws.readyState !== WebSocket.OPEN || this.ws.bufferedAmount > capBytes) return;
+    this.ws.send(text);
+  }
+
+  protected close(reason: EndReason): void {
+    this.closeWith(ENDINGS[reason].close);
   }
 }

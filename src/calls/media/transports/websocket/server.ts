@@ -23,7 +23,8 @@ import {
   REFUSAL,
 } from '../../protocol.js';
 import { admitSocket, type AdmittedSocket, type SocketAdmission } from './admission.js';
-import { ListenSocket, StreamSocket } from './endpoints.js';
+import { ListenSocket, SignalSocket, StreamSocket } from './endpoints.js';
+import { signalFrameProblem, SignalRelay } from './signalling.js';
 
 export interface WebSocketTransportOptions {
   events: EventBus;
@@ -64,13 +65,14 @@ function httpRefusal({ refused, retryAfterSeconds }: Refused): HttpRefusal {
   return table[refused as keyof typeof table] ?? REFUSAL.internal;
 }
 
-type Socket = StreamSocket | ListenSocket;
+type Socket = StreamSocket | ListenSocket | SignalSocket;
 
 export class WebSocketTransport implements Transport {
   private readonly wss: WebSocketServer;
   private readonly sockets = new Set<Socket>();
   /** Sockets per side of a call and kind, counted from admission until the socket closes. */
   private readonly slots = new ConnectionSlots();
+  private readonly signalling = new SignalRelay();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly totals = { framesReceived: 0, bytesReceived: 0, chunksSent: 0, chunksDropped: 0 };
   private readonly refusals: Record<number, number> = {};
@@ -158,6 +160,21 @@ export class WebSocketTransport implements Transport {
       if (!isJoined(row, side)) return 'left' as const;
       return null;
     };
+    if (kind === 'signal') {
+      const signal = new SignalSocket(ws, side, call.id);
+      this.adopt(signal);
+      this.plane.enter(call, signal, recheck);
+      if (signal.isGone) return;
+      this.signalling.add(signal);
+      ws.once('close', () => this.signalling.remove(signal));
+      ws.on('message', (data, isBinary) => {
+        if (signal.isGone) return;
+        const problem = signalFrameProblem(data as Buffer, isBinary);
+        if (problem) return signal.closeWith(problem);
+        this.signalling.relay(signal, (data as Buffer).toString('utf8'));
+      });
+      return;
+    }
     if (kind === 'listen') {
       const listener = new ListenSocket(ws, side, LISTENER_BUFFER_CAP_BYTES);
       this.adopt(listener);

@@ -1,0 +1,21 @@
+// The call page, opened from a call's agent_url or customer_url (`/call/{call_id}#k=<key>`), and the
+// pages' shared word catalogue (`/page-i18n/`, also used by the chat page).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import { pageSecurity } from '../http/securityHeaders.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const assets = path.join(here, 'call');
+const catalogue = path.join(here, 'i18n');
+
+export function callPageRouter(): express.Router {
+  const router = express.Router();
+  // Integrators show the call inside their own pages (an iframe with allow="microphone; camera"): any site may frame it.
+  router.get('/call/:call_id', pageSecurity('anyone'), (_req, res) => {
+    res.sendFile(path.join(assets, 'index.html'));
+  });
+  router.use('/call-assets', express.static(assets, { index: false, maxAge: '5m' }));
+  router.use('/page-i18n', express.static(catalogue, { index: false, maxAge: '5m' }));
+  return router;
+}

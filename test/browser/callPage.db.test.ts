@@ -1,0 +1,338 @@
+// The call page (`/call/{call_id}#k=<key>`) in chromium against the real server, two browser contexts
+// (agent and customer) with fake microphone and camera: joining, PCM frames on the stream socket, WAV
+// chunks played from the listen socket, WebRTC video between the pages, captions (live mode, the
+// realtime stand-in), a language change, hang-ups, and the key in no requested URL.
+import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
+import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { TcpProxy } from '../support/tcpProxy.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+
+const WAIT = { timeout: 30_000 };
+/** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
+const TEST_TIMEOUT_MS = 240_000;
+
+/** A mono 16-bit PCM WAV of a gliding tone with a tremolo: the fake microphone is never silent. */
+function toneWav(seconds: number, sampleRate = 48_000): Buffer {
+  const samples = seconds * sampleRate;
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8, 'ascii');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(samples * 2, 40);
+  let phase = 0;
+  for (let i = 0; i < samples; i++) {
+    const time = i / sampleRate;
+    phase += (2 * Math.PI * (300 + 200 * Math.sin(2 * Math.PI * 0.5 * time))) / sampleRate;
+    wav.writeInt16LE(Math.round(Math.sin(phase) * (0.35 + 0.25 * Math.sin(2 * Math.PI * 3 * time)) * 32767), 44 + i * 2);
+  }
+  return wav;
+}
+
+interface Side {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL the page requested (HTTP and WebSocket). */
+  urls: string[];
+  errors: string[];
+}
+
+/** What the page's media reports (window.__callPage): frames sent, chunks played. */
+const mediaOf = (page: Page) =>
+  page.evaluate(() => {
+    const media = (window as unknown as { __callPage?: { framesSent: number; player: { chunksPlayed: number } } }).__callPage;
+    return media ? { framesSent: media.framesSent, chunksPlayed: media.player.chunksPlayed } : null;
+  });
+
+const remoteVideoWidth = (page: Page) => page.evaluate(() => (document.getElementById('remote-video') as HTMLVideoElement).videoWidth);
+
+describe('the call page in chromium', () => {
+  let t: TestServer;
+  let realtime: RealtimeStandIn;
+  let browser: Browser;
+  let tmp: string;
+  const opened: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    realtime = await startRealtimeStandIn({ apiKey: 'sk-call-page' });
+    t = await startTestServer({ AUDIOSOCKET_PORT: '0', OPENAI_API_KEY: 'sk-call-page', OPENAI_REALTIME_URL: realtime.url });
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'lia-call-page-'));
+    const wavPath = path.join(tmp, 'microphone.wav');
+    await writeFile(wavPath, toneWav(4));
+    browser = await launchChromium([
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${wavPath}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    await realtime?.close();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  /** A page in its own browser context (its own origin storage), recording requests and errors. */
+  async function open(link: string, base = t.url): Promise<Side> {
+    const url = new URL(link);
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    opened.push(context);
+    const page = await context.newPage();
+    const urls: string[] = [];
+    const errors: string[] = [];
+    recordCspViolations(page, errors);
+    page.on('pageerror', (error) => errors.push(String(error)));
+    page.on('request', (request) => urls.push(request.url()));
+    page.on('websocket', (ws) => urls.push(ws.url()));
+    const answer = await page.goto(`${base}${url.pathname}${url.hash}`);
+    expect(answer!.status()).toBe(200);
+    expect(answer!.headers()['content-security-policy']).toMatch(/script-src 'self'.*frame-ancestors \*/);
+    return { context, page, urls, errors };
+  }
+
+  async function createCall(mode: 'test' | 'live', body: Record<string, unknown>, balance = 10) {
+    const orgId = await t.createOrg({ name: 'Acme Support', balance, voice_rate_per_minute: 0.6 });
+    const { key } = await t.createKey(orgId, mode);
+    const res = await fetch(`${t.url}/v1/calls`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(201);
+    const call = await res.json();
+    return { id: call.id as string, agentUrl: call.agent_url as string, customerUrl: call.customer_url as string, key, orgId };
+  }
+
+  const keyOf = (link: string) => link.split('#k=')[1]!;
+
+  /** The key travels only as X-Call-Key: no requested URL holds it (a fragment is never requested). */
+  function expectKeyInNoUrl(side: Side, ...keys: string[]) {
+    expect(side.urls.length).toBeGreaterThan(3);
+    for (const url of side.urls) for (const secret of keys) expect(url.split('#')[0]).not.toContain(secret);
+    expect(side.urls.some((url) => url.includes('/media/stream/'))).toBe(true);
+  }
+
+  it('test mode, video: both join, send PCM, hear themselves, see each other; language change, leave, rejoin, end', async () => {
+    const call = await createCall('test', { agent_language: 'en', agent_name: 'Alice', video: true });
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+
+    // The customer's language is unknown: it picks one (by name) and may give a name.
+    await customer.page.getByLabel('Language').selectOption('es');
+    await customer.page.getByLabel('Name').fill('Matti');
+    await customer.page.getByRole('button', { name: 'Join' }).click();
+    // The agent's language is known: only Join. The page speaks the agent's language.
+    await expect.poll(() => agent.page.getByTestId('company').textContent()).toContain('Acme Support');
+    expect(await agent.page.getByLabel('Language').isVisible()).toBe(false);
+    await agent.page.getByRole('button', { name: 'Join' }).click();
+
+    for (const side of [agent, customer]) {
+      await side.page.waitForSelector('[data-state="live"]', WAIT);
+      await side.page.getByRole('log').waitFor(WAIT);
+    }
+    // The customer's page now speaks Spanish; the agent sees the customer's name.
+    expect(await customer.page.getAttribute('html', 'lang')).toBe('es');
+    expect(await customer.page.getByTestId('hang-up').textContent()).toBe('Colgar');
+    await expect.poll(() => agent.page.getByTestId('other-name').textContent(), WAIT).toBe('Matti');
+
+    // PCM frames go out, WAV chunks come back and are played (test mode: each hears itself).
+    for (const side of [agent, customer]) {
+      await expect.poll(async () => (await mediaOf(side.page))?.framesSent ?? 0, WAIT).toBeGreaterThan(25);
+      await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(25);
+      await expect.poll(() => remoteVideoWidth(side.page), WAIT).toBeGreaterThan(0);
+    }
+    // The README's screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
+    const shots = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots' : tmp;
+    await agent.page.screenshot({ path: path.join(shots, 'call-agent.png') });
+    await customer.page.screenshot({ path: path.join(shots, 'call-customer.png') });
+
+    // A language change on the customer's side: the agent's page reconnects (no reload) and says so.
+    const agentPlayed = (await mediaOf(agent.page))!.chunksPlayed;
+    await customer.page.getByRole('button', { name: 'Mis ajustes' }).click();
+    await customer.page.getByLabel('Idioma').selectOption('fr');
+    await customer.page.getByTestId('save').click();
+    await expect.poll(() => agent.page.getByTestId('peer-state').textContent(), WAIT).toContain('French');
+    await expect.poll(async () => (await mediaOf(agent.page))!.chunksPlayed, WAIT).toBeGreaterThan(agentPlayed + 10);
+    expect(await customer.page.getAttribute('html', 'lang')).toBe('fr');
+
+    // The customer hangs up: it only leaves; the agent is told; the same link joins again.
+    await customer.page.getByTestId('hang-up').click();
+    await customer.page.waitForSelector('[data-state="left"]', WAIT);
+    await expect.poll(() => agent.page.getByTestId('peer-state').textContent(), WAIT).toContain('left the call');
+    await customer.page.getByTestId('join').click();
+    await customer.page.waitForSelector('[data-state="live"]', WAIT);
+    await expect.poll(() => remoteVideoWidth(agent.page), WAIT).toBeGreaterThan(0);
+
+    // The agent hangs up: the call ends for both.
+    await agent.page.getByRole('button', { name: 'Hang up' }).click();
+    for (const side of [agent, customer]) {
+      await side.page.waitForSelector('[data-state="ended"]', WAIT);
+    }
+    expect(await agent.page.getByTestId('status').textContent()).toBe('The call has ended.');
+    expect(await customer.page.getByTestId('status').textContent()).toBe('L’appel est terminé.');
+
+    expectKeyInNoUrl(agent, keyOf(call.agentUrl), keyOf(call.customerUrl));
+    expectKeyInNoUrl(customer, keyOf(call.agentUrl), keyOf(call.customerUrl));
+    expect([...agent.errors, ...customer.errors]).toEqual([]);
+    for (const side of [agent, customer]) await side.context.close();
+  }, TEST_TIMEOUT_MS);
+
+  it('live mode: each hears the other interpreted, captions both ways; a replaced link and a denied microphone are shown', async () => {
+    const call = await createCall('live', { agent_language: 'en', customer_language: 'es', agent_name: 'Alice', customer_name: 'Matti', video: false });
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+    for (const side of [agent, customer]) await side.page.getByTestId('join').click();
+    for (const side of [agent, customer]) await side.page.waitForSelector('[data-state="live"]', WAIT);
+
+    // Interpreted audio from the other side is played, and captions appear: the other side's words in
+    // this side's language, and this side's own words as the other side got them.
+    for (const side of [agent, customer]) {
+      await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(10);
+      await side.page.locator('.caption.other').first().waitFor(WAIT);
+      await side.page.locator('.caption.me').first().waitFor(WAIT);
+    }
+    expect(await customer.page.locator('.caption.other span').first().textContent()).toContain('[es]');
+    expect(await agent.page.locator('.caption.other span').first().textContent()).toContain('[en]');
+    expect(await customer.page.locator('.caption.me small').first().textContent()).toContain('[en]');
+    expect(await agent.page.getByRole('log').getAttribute('aria-live')).toBe('polite');
+    // No video in a voice call.
+    expect(await agent.page.locator('#videos').isHidden()).toBe(true);
+
+    // A new link for the customer: its page says so and stops; the agent's stays in the call.
+    const rotated = await fetch(`${t.url}/v1/calls/${call.id}/link`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${call.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ side: 'customer' }),
+    });
+    expect(rotated.status).toBe(200);
+    await customer.page.waitForSelector('[data-state="replaced"]', WAIT);
+    expect(await customer.page.getByTestId('status').textContent()).toContain('sustituido');
+    expect(await agent.page.getAttribute('#app', 'data-state')).toBe('live');
+    expectKeyInNoUrl(agent, keyOf(call.agentUrl), keyOf(call.customerUrl));
+    expectKeyInNoUrl(customer, keyOf(call.agentUrl), keyOf(call.customerUrl));
+    expect([...agent.errors, ...customer.errors]).toEqual([]);
+
+    // A browser that refuses the microphone: a clear state, and Join stays to try again.
+    const denied = await browser.newContext();
+    opened.push(denied);
+    const page = await denied.newPage();
+    await page.addInitScript(() => {
+      navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
+    });
+    await page.goto(`${t.url}${new URL(call.agentUrl).pathname}${new URL(call.agentUrl).hash}`);
+    await page.getByTestId('join').click();
+    await page.waitForSelector('[data-state="micDenied"]', WAIT);
+    expect(await page.getByTestId('status').textContent()).toContain('microphone is blocked');
+    expect(await page.getByTestId('join').isVisible()).toBe(true);
+
+    // A link without a key, or with a wrong one.
+    await page.goto(`${t.url}/call/${call.id}`);
+    await page.waitForSelector('[data-state="invalid"]', WAIT);
+    await page.goto(`${t.url}/call/${call.id}#k=wrong`);
+    await page.waitForSelector('[data-state="invalid"]', WAIT);
+    for (const context of [agent.context, customer.context, denied]) await context.close();
+  }, TEST_TIMEOUT_MS);
+
+  it('an integrator page on another origin joins with the join response directly (CORS), speaks, hears, and hangs up', async () => {
+    // The example of examples/ served from its own origin (another port).
+    const examples = http.createServer(async (req, res) => {
+      const file = new URL(req.url!, 'http://x').pathname.slice(1);
+      if (!['call-client.html', 'call-client.js'].includes(file)) return void res.writeHead(404).end();
+      res.writeHead(200, { 'Content-Type': file.endsWith('.js') ? 'text/javascript' : 'text/html' });
+      res.end(await readFile(path.join('examples', file)));
+    });
+    await new Promise<void>((resolve) => examples.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(examples.address() as { port: number }).port}`;
+    try {
+      const call = await createCall('test', { agent_language: 'en', video: false });
+      const context = await browser.newContext();
+      opened.push(context);
+      const page = await context.newPage();
+      const urls: string[] = [];
+      page.on('request', (request) => urls.push(request.url()));
+      page.on('websocket', (ws) => urls.push(ws.url()));
+      const apiOrigin = t.url;
+      expect(new URL(apiOrigin).origin).not.toBe(origin);
+      await page.goto(`${origin}/call-client.html?server=${encodeURIComponent(apiOrigin)}#call=${call.id}&k=${keyOf(call.customerUrl)}`);
+      await page.waitForSelector('[data-state="ready to join"]', WAIT);
+      await page.fill('#language', 'de');
+      await page.fill('#name', 'Kim');
+      await page.click('#join');
+      await page.waitForSelector('[data-state="in the call"]', WAIT);
+      // Test mode: the side hears its own voice back.
+      await expect.poll(() => page.evaluate(() => Number(document.body.dataset.chunks || 0)), WAIT).toBeGreaterThan(10);
+      const agentView = await fetch(`${t.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': keyOf(call.agentUrl) } });
+      expect(await agentView.json()).toMatchObject({ other_name: 'Kim', other_language: 'de' });
+      await page.click('#hang-up');
+      await page.waitForSelector('[data-state="left"]', WAIT);
+      // Preflighted requests (X-Call-Key) went to the API's origin; the key was in none of their URLs.
+      expect(urls.some((url) => url.startsWith(`${apiOrigin}/calls/public/${call.id}/me`))).toBe(true);
+      for (const url of urls) expect(url.split('#')[0]).not.toContain(keyOf(call.customerUrl));
+      await context.close();
+    } finally {
+      await new Promise((resolve) => examples.close(resolve));
+    }
+  }, TEST_TIMEOUT_MS);
+
+  it('a lost network: the page says so, retries with backoff, and is back in the call when the network is', async () => {
+    const call = await createCall('test', { agent_language: 'en', customer_language: 'de', video: false });
+    // The customer reaches the server through a proxy the test can cut.
+    const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(t.url).port) });
+    const port = await proxy.start();
+    try {
+      const customer = await open(call.customerUrl, `http://127.0.0.1:${port}`);
+      await customer.page.getByTestId('join').click();
+      await customer.page.waitForSelector('[data-state="live"]', WAIT);
+      await expect.poll(async () => (await mediaOf(customer.page))!.chunksPlayed, WAIT).toBeGreaterThan(5);
+
+      await proxy.kill();
+      await customer.page.waitForSelector('[data-state="offline"]', WAIT);
+      expect(await customer.page.getByTestId('status').textContent()).toMatch(/Verbindung verloren/);
+      await proxy.start();
+      await customer.page.waitForSelector('[data-state="live"]', { timeout: 60_000 });
+      const played = (await mediaOf(customer.page))!.chunksPlayed;
+      await expect.poll(async () => (await mediaOf(customer.page))!.chunksPlayed, WAIT).toBeGreaterThan(played + 5);
+      expect(customer.errors).toEqual([]);
+      await customer.context.close();
+    } finally {
+      await proxy.kill();
+    }
+  }, TEST_TIMEOUT_MS);
+
+  it('live mode: a balance that runs out pauses interpretation on both pages; a top-up resumes it', async () => {
+    t.server.media.configure({ billingIntervalMs: 200 });
+    // 0.6 per minute: 0.02 pays two seconds of interpretation.
+    const call = await createCall('live', { agent_language: 'en', customer_language: 'es', video: false }, 0.02);
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+    try {
+      for (const side of [agent, customer]) await side.page.getByTestId('join').click();
+      await agent.page.waitForSelector('[data-state="live"]', WAIT);
+      await expect.poll(() => agent.page.getByTestId('notice').textContent(), WAIT).toContain('Interpretation is paused');
+      await expect.poll(() => customer.page.getByTestId('notice').textContent(), WAIT).toContain('La interpretación está en pausa');
+      expect(await agent.page.getByRole('alert').textContent()).toContain('prepaid balance has run out');
+      const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: call.orgId } }, body: { amount: 5 } });
+      expect(response.status).toBe(200);
+      await agent.page.getByTestId('notice').waitFor({ state: 'hidden', ...WAIT });
+      await customer.page.getByTestId('notice').waitFor({ state: 'hidden', ...WAIT });
+      expect([...agent.errors, ...customer.errors]).toEqual([]);
+    } finally {
+      t.server.media.configure({ billingIntervalMs: 5_000 });
+      for (const side of [agent, customer]) await side.context.close();
+    }
+  }, TEST_TIMEOUT_MS);
+});

@@ -1,0 +1,174 @@
+// The call page's WebRTC signalling socket over real WebSockets: relay between the two sides of one
+// call only, presence frames, refusals like the media sockets, and closing with the side's media.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { SIGNAL_MAX_FRAME_BYTES } from '../../src/calls/media/protocol.js';
+import { backendName } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+import { callApi, refusal, waitUntil, whenClosed, wsBase, type Closed, type Frame, type Join } from './support.js';
+
+interface SignalJoin extends Join {
+  signal: { channel_id: string; path: string; token: string } | null;
+}
+
+/** A signalling client: collects the JSON frames it receives and how it closed. */
+class Signal {
+  readonly frames: Frame[] = [];
+  readonly closed: Promise<Closed>;
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => this.frames.push(JSON.parse(data.toString())));
+    this.closed = whenClosed(ws);
+  }
+
+  static open(url: string): Promise<Signal> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      const signal = new Signal(ws);
+      ws.once('open', () => resolve(signal));
+      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode })));
+      ws.once('error', reject);
+    });
+  }
+
+  async next(match: (frame: Frame) => boolean, after = 0): Promise<Frame> {
+    await waitUntil(() => this.frames.slice(after).some(match), 5_000, 'a signalling frame');
+    return this.frames.slice(after).find(match)!;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+}
+
+describe(`call page signalling (${backendName})`, () => {
+  let t: TestServer;
+  let key: string;
+  let calls: ReturnType<typeof callApi>;
+  const signalUrl = (join: SignalJoin) => `${wsBase(t)}${join.signal!.path}?token=${encodeURIComponent(join.signal!.token)}`;
+
+  beforeAll(async () => {
+    t = await startTestServer({
+      AUDIOSOCKET_PORT: '0',
+      ICE_SERVERS: '[{"urls":"stun:stun.example.org:3478"}]',
+      TURN_URLS: 'turn:turn.example.org:3478',
+      TURN_SECRET: 'signalling-test-turn-secret',
+    });
+    key = (await t.createKey(await t.createOrg({ name: 'Signal Org' }), 'test')).key;
+    calls = callApi(t);
+  });
+  afterAll(() => t?.stop());
+
+  async function readyCall() {
+    const call = await calls.createCall(key, { customer_language: 'fi', video: true });
+    const agent = (await calls.join(call.id, call.agentKey)) as SignalJoin;
+    const customer = (await calls.join(call.id, call.customerKey)) as SignalJoin;
+    return { ...call, agent, customer };
+  }
+
+  it('the join answer names a signalling channel once the call is ready', async () => {
+    const call = await calls.createCall(key);
+    const early = (await calls.join(call.id, call.agentKey)) as SignalJoin;
+    expect(early.signal).toBeNull();
+    const { agent, customer } = await readyCall();
+    expect(agent.signal).toEqual({ channel_id: agent.stream!.channel_id, path: `/media/signal/${agent.stream!.channel_id}`, token: expect.any(String) });
+    expect(agent.signal!.token).not.toBe(agent.stream!.token);
+    expect(customer.signal!.channel_id).toBe(customer.stream!.channel_id);
+  });
+
+  it('hands each side the configured ICE servers and TURN credentials of its own, expiring', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const { agent, customer } = await readyCall();
+    const [agentIce, customerIce] = [agent, customer].map((join) => (join as unknown as { ice_servers: Frame[] }).ice_servers);
+    expect(agentIce[0]).toEqual({ urls: 'stun:stun.example.org:3478' });
+    expect(agentIce[1]).toEqual({ urls: ['turn:turn.example.org:3478'], username: expect.stringMatching(/^\d+:ch_\w+_a$/), credential: expect.any(String) });
+    expect(customerIce[1].username).toMatch(/:ch_\w+_c$/);
+    expect(agentIce[1].credential).not.toBe(customerIce[1].credential);
+    const expiry = Number(agentIce[1].username.split(':')[0]);
+    expect(expiry - before).toBeGreaterThanOrEqual(12 * 3600);
+    expect(expiry - before).toBeLessThanOrEqual(12 * 3600 + 600);
+  });
+
+  it('relays offer, answer, candidates and state to the other side only, with presence frames', async () => {
+    const { agent, customer } = await readyCall();
+    const other = await readyCall();
+    const bystander = await Signal.open(signalUrl(other.customer));
+
+    const agentSignal = await Signal.open(signalUrl(agent));
+    expect(await agentSignal.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
+    const customerSignal = await Signal.open(signalUrl(customer));
+    expect(await customerSignal.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: true });
+    expect(await agentSignal.next((f) => f.type === 'peer' && f.present)).toEqual({ type: 'peer', present: true });
+
+    const offer = { type: 'offer', sdp: 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n' };
+    agentSignal.send(offer);
+    expect(await customerSignal.next((f) => f.type === 'offer')).toEqual(offer);
+    const answer = { type: 'answer', sdp: 'v=0\r\nanswer\r\n' };
+    customerSignal.send(answer);
+    expect(await agentSignal.next((f) => f.type === 'answer')).toEqual(answer);
+    const candidate = { type: 'candidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } };
+    customerSignal.send(candidate);
+    customerSignal.send({ type: 'state', muted: true, camera: false, speaking: false });
+    await agentSignal.next((f) => f.type === 'state');
+    expect(agentSignal.frames.filter((f) => f.type !== 'peer')).toEqual([answer, candidate, { type: 'state', muted: true, camera: false, speaking: false }]);
+    // Nothing echoes back to the sender, nothing reaches another call.
+    expect(customerSignal.frames.filter((f) => f.type !== 'peer')).toEqual([offer]);
+    expect(bystander.frames).toEqual([{ type: 'peer', present: false }]);
+
+    // The customer's page goes away: the agent is told.
+    const seen = agentSignal.frames.length;
+    customerSignal.ws.close();
+    expect(await agentSignal.next((f) => f.type === 'peer', seen)).toEqual({ type: 'peer', present: false });
+    agentSignal.ws.close();
+    bystander.ws.close();
+  });
+
+  it('refuses a wrong or missing token (401) and an unknown channel (404)', async () => {
+    const { agent, customer } = await readyCall();
+    expect((await refusal(`${wsBase(t)}${agent.signal!.path}?token=${customer.signal!.token}`)).status).toBe(401);
+    expect((await refusal(`${wsBase(t)}${agent.signal!.path}`)).status).toBe(401);
+    // The stream token does not open signalling: each secret opens one thing.
+    expect((await refusal(`${wsBase(t)}${agent.signal!.path}?token=${encodeURIComponent(agent.stream!.token)}`)).status).toBe(401);
+    expect((await refusal(`${wsBase(t)}/media/signal/ch_nope_a?token=x`)).status).toBe(404);
+  });
+
+  it('closes on a binary (1003), malformed (1007) or oversized (1009) frame', async () => {
+    const { agent } = await readyCall();
+    const binary = await Signal.open(signalUrl(agent));
+    binary.ws.send(Buffer.from([1, 2, 3]));
+    expect((await binary.closed).code).toBe(1003);
+    for (const bad of ['not json', '[1]', '{"type":"bye"}', '{"sdp":"x"}']) {
+      const socket = await Signal.open(signalUrl(agent));
+      socket.ws.send(bad);
+      expect((await socket.closed).code).toBe(1007);
+    }
+    const big = await Signal.open(signalUrl(agent));
+    big.send({ type: 'offer', sdp: 'x'.repeat(SIGNAL_MAX_FRAME_BYTES) });
+    expect((await big.closed).code).toBe(1009);
+  });
+
+  it('closes with the side: new link 4001 (that side only), customer hang-up 4004, call end 4000', async () => {
+    const { id, agent, customer, customerKey, agentKey } = await readyCall();
+    const agentSignal = await Signal.open(signalUrl(agent));
+    const customerSignal = await Signal.open(signalUrl(customer));
+    const res = await calls.api(`/v1/calls/${id}/link`, key, { method: 'POST', body: { side: 'customer' } });
+    expect(res.status).toBe(200);
+    expect(await customerSignal.closed).toEqual({ code: 4001, reason: 'link replaced' });
+    expect((await refusal(signalUrl(customer))).status).toBe(401);
+    expect(agentSignal.ws.readyState).toBe(WebSocket.OPEN);
+
+    const newKey = calls.keyOf((await res.json()).url);
+    expect(newKey).not.toBe(customerKey);
+    const rejoined = (await calls.join(id, newKey)) as SignalJoin;
+    const back = await Signal.open(signalUrl(rejoined));
+    expect(await back.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: true });
+    expect((await calls.side(`/${id}/end`, newKey, { method: 'POST' })).status).toBe(200);
+    expect(await back.closed).toEqual({ code: 4004, reason: 'left the call' });
+    expect(agentSignal.ws.readyState).toBe(WebSocket.OPEN);
+
+    // The customer comes back with the same link; the agent's hang-up ends the call for both.
+    const again = await Signal.open(signalUrl((await calls.join(id, newKey)) as SignalJoin));
+    expect((await calls.side(`/${id}/end`, agentKey, { method: 'POST' })).status).toBe(200);
+    expect(await agentSignal.closed).toEqual({ code: 4000, reason: 'call ended' });
+    expect(await again.closed).toEqual({ code: 4000, reason: 'call ended' });
+  });
+});

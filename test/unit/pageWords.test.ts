@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { PAGE_LANGUAGES, WORD_KEYS, translator } from '../../src/web/i18n/catalogue.js';
+
+describe("the pages' word catalogue", () => {
+  it('bundles at least 12 languages, each with every word English has (translated), placeholders kept', () => {
+    expect(PAGE_LANGUAGES.length).toBeGreaterThanOrEqual(12);
+    expect(PAGE_LANGUAGES).toEqual(expect.arrayContaining(['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'tr', 'ru', 'zh', 'ja', 'ar', 'hi']));
+    const values = { name: 'N', seconds: 3, company: 'C', language: 'L', ms: 5 };
+    const english = translator('en');
+    for (const language of PAGE_LANGUAGES.filter((code) => code !== 'en')) {
+      const words = translator(language);
+      expect(words.lang).toBe(language);
+      const sameAsEnglish = WORD_KEYS.filter((key) => words.t(key, values) === english.t(key, values));
+      // A few words are the same in some languages (Name, Support, Message): never a whole missing set.
+      expect(sameAsEnglish.length, `${language}: ${sameAsEnglish.join(', ')}`).toBeLessThanOrEqual(3);
+      for (const key of WORD_KEYS) expect(words.t(key, values), `${language} ${key}`).not.toMatch(/\{\w+\}/);
+    }
+  });
+
+  it('falls back to English for unknown languages and missing words; base language of a tag; Arabic right to left', () => {
+    expect(translator('fi').lang).toBe('en');
+    expect(translator(undefined).t('call.join')).toBe('Join');
+    expect(translator('pt-BR').t('call.hangUp')).toBe('Desligar');
+    expect(translator('es').t('no.such.word')).toBe('no.such.word');
+    expect(translator('ar')).toMatchObject({ lang: 'ar', dir: 'rtl' });
+    expect(translator('de').dir).toBe('ltr');
+    expect(translator('en').t('call.otherJoined', { name: 'Matti' })).toBe('Matti joined the call');
+  });
+});
