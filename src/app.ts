@@ -25,6 +25,6 @@ export function createApp(app: AppContext): express.Express {
   server.use(docsRouter());
   server.use(chatPageRouter());
   server.use(operationsRouter(app));
-  server.use(errorHandler());
+  server.use(errorHandler(app.logger));
   return server;
 }
