@@ -8,9 +8,6 @@ import { noSniff } from './http/securityHeaders.js';
 import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
 
-// Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
-const JSON_BODY_LIMIT = '1mb';
-
 export function createApp(app: AppContext): express.Express {
   const server = express();
   server.disable('x-powered-by');
@@ -20,8 +17,6 @@ export function createApp(app: AppContext): express.Express {
   server.use(requestLog(app.logger));
   server.use(noSniff());
   server.use(publicCors());
-  server.use(express.json({ limit: JSON_BODY_LIMIT }));
-  server.use(express.urlencoded({ extended: false, limit: '64kb' }));
   server.use(docsRouter());
   server.use(chatPageRouter());
   server.use(operationsRouter(app));

@@ -14,7 +14,7 @@ import type { Answer, JsonAnswer, OperationEntry, UploadedFile } from './handler
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
-import { contractValidator, documentedBody } from './validation.js';
+import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
 /**
@@ -34,10 +34,34 @@ export function operationsRouter(app: AppContext): express.Router {
 
   for (const op of operationTable) {
     const body = documentedBody(op);
-    router[op.method](op.expressPath, storablePath, ...guards[op.auth](op), ...(body ? [body] : []), ...validate, storableInput(op), invoke(app, op));
+    router[op.method](
+      op.expressPath,
+      ...bodyParsers(op),
+      storablePath,
+      ...guards[op.auth](op),
+      ...(body ? [body] : []),
+      ...validate.forOperation(),
+      storableInput(op),
+      invoke(app, op),
+    );
   }
   router.use(unmatched());
   return router;
+}
+
+// Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
+const JSON_BODY_LIMIT = '1mb';
+const parseJson = express.json({ limit: JSON_BODY_LIMIT });
+const parseForm = express.urlencoded({ extended: false, limit: '64kb' });
+
+/**
+ * The parsers of the media types the operation takes, and no others: a GET pays for none. They run
+ * first, as they did for every route before, so a broken body is answered the same way. Multipart
+ * uploads are read by the validator's upload stage.
+ */
+function bodyParsers(op: OperationEntry): RequestHandler[] {
+  const types = documentedBodyTypes(op);
+  return [...(types.includes('application/json') ? [parseJson] : []), ...(types.includes('application/x-www-form-urlencoded') ? [parseForm] : [])];
 }
 
 function invoke(app: AppContext, op: OperationEntry): RequestHandler {
