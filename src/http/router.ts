@@ -80,8 +80,14 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
         chat: req.chat,
         files,
       });
+    // Events the operation commits are published once its answer is out: the client is not kept waiting
+    // for the fan-out to every stream. An event stream's answer lasts, so its hold ends when it starts.
+    const publications = app.events.hold();
+    res.once('close', publications.release);
     if (!idempotencyKey) {
-      await send(app, req, res, await run(null));
+      const answer = await publications.run(() => run(null));
+      if ('eventStream' in answer) publications.release();
+      await send(app, req, res, answer);
       return;
     }
     const principalKey = req.principal!.rateLimitKey;
@@ -92,11 +98,11 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       credential: presentedCredential(req)!,
       instanceId: app.instanceId,
     };
-    const answer = await runIdempotently(app.db, request, async () => {
+    const answer = await publications.run(() => runIdempotently(app.db, request, async () => {
       const result = await run(requestRefFor(principalKey, idempotencyKey));
       if (!isJson(result)) throw new Error(`${op.operationId} answers with more than JSON and cannot be idempotent`);
       return result;
-    });
+    }));
     await send(app, req, res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
 }
