@@ -10,9 +10,6 @@ import { callPageRouter } from './web/callPage.js';
 import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
 
-// Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
-const JSON_BODY_LIMIT = '1mb';
-
 export function createApp(app: AppContext): express.Express {
   const server = express();
   server.disable('x-powered-by');
@@ -22,13 +19,11 @@ export function createApp(app: AppContext): express.Express {
   server.use(requestLog(app.logger));
   server.use(noSniff());
   server.use(publicCors());
-  server.use(express.json({ limit: JSON_BODY_LIMIT }));
-  server.use(express.urlencoded({ extended: false, limit: '64kb' }));
   server.use(docsRouter());
   server.use(chatPageRouter());
   server.use(twilioWebhooksRouter(app));
   server.use(callPageRouter());
   server.use(operationsRouter(app));
-  server.use(errorHandler());
+  server.use(errorHandler(app.logger));
   return server;
 }

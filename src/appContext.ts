@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { EngineRegistry } from './engines/registry.js';
+import type { PrincipalCache } from './auth/principalCache.js';
 import type { RevocationBus } from './auth/revocation.js';
 import type { EventBus } from './events/bus.js';
 import type { FailedAttempts } from './ratelimit/failedAttempts.js';
@@ -26,6 +27,8 @@ export interface AppContext {
   events: EventBus;
   /** Announces revoked credentials to the streams open with them. */
   revocations: RevocationBus;
+  /** API keys recently looked up, forgotten when their revocation is announced. */
+  principals: PrincipalCache;
   /** The event streams open in this process, per holder (API key, chat session). */
   eventStreams: ConnectionSlots;
   /** The port PBXs connect to for AudioSocket lines, once bound. */

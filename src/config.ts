@@ -36,6 +36,11 @@ export interface Config {
    * and X-Forwarded-For is ignored, since any client can write it (and so dodge per-address limits).
    */
   trustProxyHops: number;
+  /**
+   * API keys kept in memory after a lookup (revocations reach every instance at once; the TTL bounds an
+   * entry whose announcement was lost). ttlMs 0: every request looks its key up in the database.
+   */
+  credentialCache: { ttlMs: number; maxEntries: number };
   /** Comment lines that keep idle event streams open through proxies. */
   sseHeartbeatMs: number;
   /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
@@ -302,6 +307,10 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: 60_000,
     },
     trustProxyHops: integer('TRUST_PROXY', 0, 0, 10),
+    credentialCache: {
+      ttlMs: integer('CREDENTIAL_CACHE_TTL_MS', 5_000, 0, 600_000),
+      maxEntries: integer('CREDENTIAL_CACHE_SIZE', 10_000, 1, 10_000_000),
+    },
     sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
     connections,

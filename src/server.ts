@@ -3,7 +3,9 @@ import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
-import { LocalRevocationBus } from './auth/revocation.js';
+import { PostgresRevocationBus } from './auth/postgresRevocationBus.js';
+import { PrincipalCache } from './auth/principalCache.js';
+import { LocalRevocationBus, type RevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
 import { TwilioTransport } from './calls/media/transports/twilio/server.js';
@@ -68,6 +70,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger,
   });
   let instance: RunningInstance | undefined;
+  let stopRevocations = async () => {};
   try {
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
@@ -89,6 +92,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       logger,
     });
     instance = running;
+    // PGlite serves one process, so announcements made here are all there are; PostgreSQL may be
+    // shared by several instances, which hear each other's through LISTEN/NOTIFY.
+    const revocations: RevocationBus =
+      database.kind === 'postgres'
+        ? await PostgresRevocationBus.start({ databaseUrl: config.databaseUrl!, db: database.knex, logger, connectTimeoutMs: config.databaseTimeouts.connectMs })
+        : new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed'));
+    stopRevocations = () => (revocations instanceof PostgresRevocationBus ? revocations.close() : Promise.resolve());
     const rateLimits = new MemoryRateLimitStore();
     const shutdown = new AbortController();
     // Every open event stream listens for shutdown: there is no meaningful limit.
@@ -104,7 +114,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       engines: createEngineRegistry(config.engines, logger),
       events: new LocalEventBus(),
       instanceId: running.id,
-      revocations: new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed')),
+      revocations,
+      principals: new PrincipalCache(revocations, config.credentialCache),
       eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
       audioSocketPort: config.audioSocketPort,
@@ -155,6 +166,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stopJobs();
       await running.stop();
       await rateLimits.close();
+      app.principals.close();
+      await stopRevocations();
       await database.close();
     };
     const connectionStats = async (): Promise<ConnectionStats> => ({
@@ -168,6 +181,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     return { app, url, port, banner, media, audioSocketPort: audioSocket.port, connectionStats, stop };
   } catch (err) {
     await instance?.stop().catch(() => undefined);
+    await stopRevocations().catch(() => undefined);
     await database.close();
     throw err;
   }

@@ -1,29 +1,119 @@
-// Delivers events to the streams open in this process. One interface, so an implementation that fans
-// out through Redis can serve several instances without the streams knowing.
-import { EventEmitter } from 'node:events';
-import type { BusEvent } from './types.js';
+// Delivers events to the streams and media rooms open in this process. One interface, so an
+// implementation that fans out through Redis can serve several instances without the streams knowing.
+//
+// Cheap with many streams: a stream subscribes to its scope (organization and mode, or one session), so an
+// event is offered only to the streams that may see it, not to every stream in the process. And an
+// answer is not kept waiting for the fan-out: events committed while a request is being answered are
+// held until its response is sent (`hold`), then published, per organization in the order they were
+// committed, so a later request's events never overtake an earlier one's.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { BusEvent, EventScope } from './types.js';
 
 export type EventListener = (event: BusEvent) => void;
 
-export interface EventBus {
-  publish(event: BusEvent): void;
-  subscribe(listener: EventListener): () => void;
+/** Publications made inside `run` wait until `release` (the response was sent), or go out at once after it. */
+export interface PublicationHold {
+  run<T>(work: () => Promise<T>): Promise<T>;
+  release(): void;
 }
 
-export class LocalEventBus implements EventBus {
-  private readonly emitter = new EventEmitter();
+export interface EventBus {
+  /** Publishes a committed (or ephemeral) event: now, or once the hold it was made under is released. */
+  publish(event: BusEvent): void;
+  /** Every event of every organization (the media plane, which keys on calls). */
+  subscribe(listener: EventListener): () => void;
+  /** The events of one scope only; with a session, that session's only. */
+  subscribeTo(scope: EventScope, listener: EventListener): () => void;
+  /** Holds what is published while answering one request until that answer is out. */
+  hold(): PublicationHold;
+}
 
-  constructor() {
-    // Every open stream is a listener; there is no meaningful limit.
-    this.emitter.setMaxListeners(0);
-  }
+interface HoldState {
+  released: boolean;
+  /** The organizations whose queues hold this request's events. */
+  organizations: Set<string>;
+}
+
+interface ScopeListeners {
+  wholeScope: Set<EventListener>;
+  bySession: Map<string, Set<EventListener>>;
+}
+
+const scopeKey = (orgId: string, mode: string) => `${mode}:${orgId}`;
+
+export class LocalEventBus implements EventBus {
+  private readonly everything = new Set<EventListener>();
+  private readonly scopes = new Map<string, ScopeListeners>();
+  private readonly holding = new AsyncLocalStorage<HoldState>();
+  /** Per organization, events not yet delivered because an earlier one's request is still being answered. */
+  private readonly waiting = new Map<string, Array<{ event: BusEvent; hold: HoldState | undefined }>>();
 
   publish(event: BusEvent): void {
-    this.emitter.emit('event', event);
+    const hold = this.holding.getStore();
+    const held = hold !== undefined && !hold.released;
+    const queue = this.waiting.get(event.orgId);
+    if (!held && !queue) return this.deliver(event);
+    if (queue) queue.push({ event, hold });
+    else this.waiting.set(event.orgId, [{ event, hold }]);
+    if (held) hold.organizations.add(event.orgId);
+    else this.flush(event.orgId);
   }
 
   subscribe(listener: EventListener): () => void {
-    this.emitter.on('event', listener);
-    return () => this.emitter.off('event', listener);
+    const entry: EventListener = (event) => listener(event);
+    this.everything.add(entry);
+    return () => this.everything.delete(entry);
+  }
+
+  subscribeTo(scope: EventScope, listener: EventListener): () => void {
+    const key = scopeKey(scope.orgId, scope.mode);
+    let listeners = this.scopes.get(key);
+    if (!listeners) this.scopes.set(key, (listeners = { wholeScope: new Set(), bySession: new Map() }));
+    let set = listeners.wholeScope;
+    if (scope.sessionId !== undefined) {
+      const existing = listeners.bySession.get(scope.sessionId);
+      if (existing) set = existing;
+      else listeners.bySession.set(scope.sessionId, (set = new Set()));
+    }
+    const entry: EventListener = (event) => listener(event);
+    const subscribed = set;
+    subscribed.add(entry);
+    return () => {
+      if (!subscribed.delete(entry)) return;
+      const current = this.scopes.get(key);
+      if (!current) return;
+      if (scope.sessionId !== undefined && !subscribed.size) current.bySession.delete(scope.sessionId);
+      if (!current.wholeScope.size && !current.bySession.size) this.scopes.delete(key);
+    };
+  }
+
+  hold(): PublicationHold {
+    const state: HoldState = { released: false, organizations: new Set() };
+    return {
+      run: (work) => this.holding.run(state, work),
+      release: () => {
+        if (state.released) return;
+        state.released = true;
+        for (const orgId of state.organizations) this.flush(orgId);
+      },
+    };
+  }
+
+  /** Delivers an organization's waiting events from the oldest, up to the first still held. */
+  private flush(orgId: string): void {
+    const queue = this.waiting.get(orgId);
+    if (!queue) return;
+    while (queue.length && (queue[0].hold === undefined || queue[0].hold.released)) this.deliver(queue.shift()!.event);
+    if (!queue.length) this.waiting.delete(orgId);
+  }
+
+  private deliver(event: BusEvent): void {
+    for (const listener of this.everything) listener(event);
+    const listeners = this.scopes.get(scopeKey(event.orgId, event.mode));
+    if (!listeners) return;
+    for (const listener of listeners.wholeScope) listener(event);
+    if (event.sessionId === null) return;
+    const session = listeners.bySession.get(event.sessionId);
+    if (session) for (const listener of session) listener(event);
   }
 }

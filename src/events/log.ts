@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import type { BusEvent, NewEvent } from './types.js';
+import type { BusEvent, EventScope, NewEvent } from './types.js';
 
 interface EventRow {
   seq: number;
@@ -37,6 +37,8 @@ function payloadOf(event: NewEvent) {
 
 export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> {
   const payload = payloadOf(event);
+  // Serialised once: these bytes are stored, and sent to every stream that shows the event as stored.
+  const payloadJson = JSON.stringify(payload);
   const [row] = await db<EventRow>('events')
     .insert({
       id: payload.id,
@@ -46,10 +48,19 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
       session_id: event.sessionId ?? null,
       call_id: event.callId ?? null,
       message_id: event.messageId ?? null,
-      payload: JSON.stringify(payload),
+      payload: payloadJson,
     } as never)
-    .returning('*');
-  const recorded = toBusEvent(row);
+    .returning('seq');
+  const recorded: BusEvent = {
+    // What a stream replaying the log would read: the payload as it was stored, not the caller's objects.
+    payload: JSON.parse(payloadJson),
+    payloadJson,
+    orgId: event.orgId,
+    mode: event.mode,
+    sessionId: event.sessionId ?? null,
+    callId: event.callId ?? null,
+    seq: row.seq,
+  };
   if (event.signal) recorded.signal = event.signal;
   return recorded;
 }
@@ -81,11 +92,7 @@ export async function withEvents<T>(
   return result;
 }
 
-export interface StreamScope {
-  orgId: string;
-  mode: 'live' | 'test';
-  sessionId?: string;
-}
+export type StreamScope = EventScope;
 
 const scoped = (db: Knex, scope: StreamScope) => {
   const query = db<EventRow>('events').where({ org_id: scope.orgId, mode: scope.mode });

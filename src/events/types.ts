@@ -16,6 +16,8 @@ export interface EventPayload {
 /** An event inside the server: the payload plus what streams filter and resume on. */
 export interface BusEvent {
   payload: EventPayload;
+  /** The payload as JSON, when it was serialised already (to be stored): streams send these bytes. */
+  payloadJson?: string;
   orgId: string;
   mode: Mode;
   sessionId: string | null;
@@ -48,4 +50,11 @@ export interface NewEvent {
   callId?: string | null;
   messageId?: number | null;
   signal?: CallSignal;
+}
+
+/** The part of the event log a stream follows: an organization in one mode, or one of its sessions. */
+export interface EventScope {
+  orgId: string;
+  mode: Mode;
+  sessionId?: string;
 }

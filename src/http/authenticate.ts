@@ -34,7 +34,7 @@ export function authenticateApi(app: AppContext) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const credential = presentedCredential(req);
     if (credential === undefined) throw errors.missingCredentials();
-    req.principal = await authenticateApiKey(app.db, credential);
+    req.principal = await authenticateApiKey(app, credential);
     next();
   };
 }

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { fromDatabaseError, sqlStateOf } from '../db/errors.js';
 import { ApiError, errors } from '../errors.js';
 import { fromValidatorError, isValidatorError } from './validation.js';
@@ -76,14 +77,14 @@ export function toApiError(
   return fromDatabaseError(err) ?? errors.internal(req.requestId);
 }
 
-export function errorHandler(): ErrorRequestHandler {
+export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const apiError = toApiError(err, req);
     if (apiError.status >= 500 && apiError.status !== 501 && apiError.status !== 502) {
-      req.log.error({ err, requestId: req.requestId }, 'request failed');
+      logger.error({ err, requestId: req.requestId }, 'request failed');
     } else if (apiError.status < 500 && sqlStateOf(err)) {
       // The database's own checks answered: worth a look, as an input check may be missing.
-      req.log.warn({ err, requestId: req.requestId }, 'the database refused a value');
+      logger.warn({ err, requestId: req.requestId }, 'the database refused a value');
     }
     if (res.headersSent) {
       res.end();

@@ -14,7 +14,7 @@ import type { Answer, JsonAnswer, OperationEntry, UploadedFile } from './handler
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
-import { contractValidator, documentedBody } from './validation.js';
+import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
 /**
@@ -34,10 +34,34 @@ export function operationsRouter(app: AppContext): express.Router {
 
   for (const op of operationTable) {
     const body = documentedBody(op);
-    router[op.method](op.expressPath, storablePath, ...guards[op.auth](op), ...(body ? [body] : []), ...validate, storableInput(op), invoke(app, op));
+    router[op.method](
+      op.expressPath,
+      ...bodyParsers(op),
+      storablePath,
+      ...guards[op.auth](op),
+      ...(body ? [body] : []),
+      ...validate.forOperation(),
+      storableInput(op),
+      invoke(app, op),
+    );
   }
   router.use(unmatched());
   return router;
+}
+
+// Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
+const JSON_BODY_LIMIT = '1mb';
+const parseJson = express.json({ limit: JSON_BODY_LIMIT });
+const parseForm = express.urlencoded({ extended: false, limit: '64kb' });
+
+/**
+ * The parsers of the media types the operation takes, and no others: a GET pays for none. They run
+ * first, as they did for every route before, so a broken body is answered the same way. Multipart
+ * uploads are read by the validator's upload stage.
+ */
+function bodyParsers(op: OperationEntry): RequestHandler[] {
+  const types = documentedBodyTypes(op);
+  return [...(types.includes('application/json') ? [parseJson] : []), ...(types.includes('application/x-www-form-urlencoded') ? [parseForm] : [])];
 }
 
 function invoke(app: AppContext, op: OperationEntry): RequestHandler {
@@ -56,8 +80,14 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
         chat: req.chat,
         files,
       });
+    // Events the operation commits are published once its answer is out: the client is not kept waiting
+    // for the fan-out to every stream. An event stream's answer lasts, so its hold ends when it starts.
+    const publications = app.events.hold();
+    res.once('close', publications.release);
     if (!idempotencyKey) {
-      await send(app, req, res, await run(null));
+      const answer = await publications.run(() => run(null));
+      if ('eventStream' in answer) publications.release();
+      await send(app, req, res, answer);
       return;
     }
     const principalKey = req.principal!.rateLimitKey;
@@ -68,11 +98,11 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       credential: presentedCredential(req)!,
       instanceId: app.instanceId,
     };
-    const answer = await runIdempotently(app.db, request, async () => {
+    const answer = await publications.run(() => runIdempotently(app.db, request, async () => {
       const result = await run(requestRefFor(principalKey, idempotencyKey));
       if (!isJson(result)) throw new Error(`${op.operationId} answers with more than JSON and cannot be idempotent`);
       return result;
-    });
+    }));
     await send(app, req, res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
 }

@@ -5,7 +5,7 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import { errors } from '../errors.js';
-import { eventsAfter, latestSequence, sequenceOf, type StreamScope } from '../events/log.js';
+import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../realtime/eventStream.js';
 
@@ -20,14 +20,26 @@ const STREAM_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-const inScope = (scope: StreamScope, event: BusEvent) =>
-  event.orgId === scope.orgId &&
-  event.mode === scope.mode &&
-  (scope.sessionId === undefined || event.sessionId === scope.sessionId);
+type Presenter = EventStream['present'];
 
-function frame(event: BusEvent, data: unknown): string {
-  const id = event.seq === null ? '' : `id: ${event.payload.id}\n`;
-  return `${id}event: ${event.payload.type}\ndata: ${JSON.stringify(data)}\n\n`;
+/**
+ * An event's frame as one kind of stream presents it, made once per event and presenter however many
+ * streams send it; a stream showing the payload as stored sends the bytes that were stored.
+ */
+const framesOf = new WeakMap<BusEvent, Map<Presenter, string>>();
+
+function frame(event: BusEvent, present: Presenter): string {
+  let frames = framesOf.get(event);
+  if (!frames) framesOf.set(event, (frames = new Map()));
+  let framed = frames.get(present);
+  if (framed === undefined) {
+    const data = present(event);
+    const json = data === event.payload && event.payloadJson !== undefined ? event.payloadJson : JSON.stringify(data);
+    const id = event.seq === null ? '' : `id: ${event.payload.id}\n`;
+    framed = `${id}event: ${event.payload.type}\ndata: ${json}\n\n`;
+    frames.set(present, framed);
+  }
+  return framed;
 }
 
 export async function openEventStream(deps: StreamDeps, req: Request, res: Response, stream: EventStream): Promise<void> {
@@ -51,11 +63,12 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   let heartbeat: NodeJS.Timeout | undefined;
 
   const deliver = async (event: BusEvent) => {
-    if (closed || !inScope(scope, event)) return;
-    if (stream.accept(event)) res.write(frame(event, stream.present(event)));
+    if (closed) return;
+    if (stream.accept(event)) res.write(frame(event, stream.present));
     if (await stream.endAfter?.(event)) end();
   };
-  const unsubscribe = events.subscribe((event) => {
+  // Only this scope's events reach the stream (the bus indexes streams by scope).
+  const unsubscribe = events.subscribeTo(scope, (event) => {
     // A failed delivery (the database, behind endAfter) ends the stream; the client resumes from its last id.
     if (live) deliver(event).catch(end);
     else pending.push(event);

@@ -13,9 +13,12 @@ const UPLOAD_LIMITS = { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, parts:
 /**
  * The contract's request validator (every problem at once) and, when configured, its response
  * validator: a handler answering outside the contract then fails with a 500, which tests catch.
+ * Built once; `forOperation` gives the middlewares of one operation. The library finds a request's
+ * operation by compiling and trying every path of the contract on every request; our router has already
+ * matched the operation, so each operation's match is taken from the library once and reused.
  */
-export function contractValidator(app: AppContext): RequestHandler[] {
-  return OpenApiValidator.middleware({
+export function contractValidator(app: AppContext): { forOperation(): RequestHandler[] } {
+  const middlewares = OpenApiValidator.middleware({
     apiSpec: withoutExamples(contractCopy()) as never,
     validateApiSpec: true,
     validateRequests: { allErrors: true, allowUnknownQueryParameters: true },
@@ -25,6 +28,42 @@ export function contractValidator(app: AppContext): RequestHandler[] {
     ignoreUndocumented: true,
     fileUploader: { limits: UPLOAD_LIMITS },
   }) as RequestHandler[];
+  // express-openapi-validator 5.6 names its stages; a new version that renames them must be looked at.
+  const metadataIndex = middlewares.findIndex((middleware) => middleware.name === 'metadataMiddleware');
+  if (metadataIndex < 0) throw new Error('express-openapi-validator: no metadataMiddleware; check how it matches routes');
+  // Security is not validated by the library (our guards do it): its stage would only cost a promise.
+  const stages = middlewares.filter((middleware) => middleware.name !== 'securityMiddleware');
+  return {
+    forOperation: () => stages.map((stage) => (stage === middlewares[metadataIndex] ? matchedOnce(stage) : stage)),
+  };
+}
+
+/** What the validator's metadata stage puts on a request (`req.openapi`). */
+interface OperationMatch {
+  pathParams: Record<string, string>;
+  [other: string]: unknown;
+}
+
+/**
+ * The library's metadata stage for one operation, run on its first request only: later requests of the
+ * operation get the same match, with their own path parameters (Express decoded them as the library does).
+ */
+function matchedOnce(metadata: RequestHandler): RequestHandler {
+  let match: Omit<OperationMatch, 'pathParams'> | undefined;
+  return (req, res, next) => {
+    const request = req as typeof req & { openapi?: OperationMatch };
+    if (match) {
+      request.openapi = { ...match, pathParams: req.params as Record<string, string> };
+      return next();
+    }
+    metadata(req, res, (err?: unknown) => {
+      if (!err && request.openapi) {
+        const { pathParams: _ownParams, ...rest } = request.openapi;
+        match = rest;
+      }
+      next(err);
+    });
+  };
 }
 
 /**
@@ -36,7 +75,7 @@ export function contractValidator(app: AppContext): RequestHandler[] {
 export function documentedBody(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler | null {
   const requestBody = contract.paths[op.path]?.[op.method]?.requestBody;
   if (!requestBody) return null;
-  const accepted = Object.keys(requestBody.content ?? {});
+  const accepted = documentedBodyTypes(op);
   const expected = accepted.join(' or ');
   return (req, _res, next) => {
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -48,6 +87,11 @@ export function documentedBody(op: Pick<OperationEntry, 'method' | 'path'>): Req
     if (!accepted.includes(mediaType)) return next(errors.invalid([unsupportedType(mediaType, expected)]));
     next();
   };
+}
+
+/** The media types of the operation's request body (none: it takes no body). */
+export function documentedBodyTypes(op: Pick<OperationEntry, 'method' | 'path'>): string[] {
+  return Object.keys(contract.paths[op.path]?.[op.method]?.requestBody?.content ?? {});
 }
 
 const unsupportedType = (mediaType: string, expected: string): ValidationIssue => ({

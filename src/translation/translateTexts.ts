@@ -209,7 +209,10 @@ export async function commitTranslation(
   refs: ChargeRefs,
 ): Promise<TranslateOut> {
   await writeCache(trx, prepared.engine, prepared.fresh);
-  const billed = await settle(trx, prepared.reservation, refs, prepared.characters);
+  return answerOf(prepared, await settle(trx, prepared.reservation, refs, prepared.characters));
+}
+
+function answerOf(prepared: PreparedTranslation, billed: { quantity: number; costMicros: number }): TranslateOut {
   return {
     target: prepared.target,
     translations: prepared.translations,
@@ -227,6 +230,8 @@ export async function translateTexts(
   requestRef: string | null,
 ): Promise<TranslateOut> {
   const prepared = await prepareTranslation(deps, payer, input);
+  // Test mode stores and bills nothing (no cache entries, no charge): no transaction to open.
+  if (!isLive(payer)) return answerOf(prepared, { quantity: 0, costMicros: 0 });
   const texts = Array.isArray(input.text) ? input.text.length : 1;
   return releaseOnFailure(deps.db, [prepared.reservation], () =>
     deps.db.transaction((trx) =>

@@ -1,0 +1,44 @@
+// How many statements a request sends to the database (round trips), pinned so they do not creep back:
+// counted on a warm server (the key already known to the credential cache), not timed.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendName } from '../support/databases.js';
+import { countQueries, type QueryCounter } from '../support/queryCounter.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+
+describe(`round trips per request (${backendName})`, () => {
+  let t: TestServer;
+  let key: string;
+  let queries: QueryCounter;
+  let sessionId: string;
+  let callId: string;
+
+  const headers = () => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' });
+  const request = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<any> => {
+    const res = await fetch(`${t.url}${path}`, { method, headers: { ...headers(), ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect(res.status).toBeLessThan(300);
+    return res.json();
+  };
+  beforeAll(async () => {
+    // No heartbeat during the test: its statements would be counted with the requests'.
+    t = await startTestServer({ INSTANCE_HEARTBEAT_MS: '600000' });
+    key = (await t.createKey(await t.createOrg(), 'test')).key;
+    queries = countQueries(t.server.app.db);
+    sessionId = (await request('POST', '/v1/sessions', { agent_language: 'en', customer_language: 'de' })).id;
+    callId = (await request('POST', '/v1/calls', { agent_language: 'en', customer_language: 'de' })).id;
+    await request('GET', '/v1/account'); // the key is now known
+  });
+  afterAll(() => t?.stop());
+
+  it.each([
+    ['GET /v1/account', 'GET', (): string => '/v1/account', undefined, undefined, 1],
+    ['GET /v1/calls/{id}', 'GET', (): string => `/v1/calls/${callId}`, undefined, undefined, 1],
+    ['GET /v1/sessions/{id}/messages', 'GET', (): string => `/v1/sessions/${sessionId}/messages?after=0&limit=20`, undefined, undefined, 2],
+    ['POST /v1/translate', 'POST', (): string => '/v1/translate', { text: 'Hello world', target: 'de', source: 'en' }, undefined, 1],
+    ['POST /v1/translate with Idempotency-Key', 'POST', (): string => '/v1/translate', { text: 'Hello again', target: 'de', source: 'en' }, 'translate-1', 3],
+    ['POST /v1/sessions/{id}/messages', 'POST', (): string => `/v1/sessions/${sessionId}/messages`, { sender: 'agent', text: 'Hello there' }, undefined, 7],
+  ] as const)('%s', async (_name, method, path, body, idempotencyKey, expected) => {
+    const extra = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : undefined;
+    const sent = await queries.during(() => request(method, path(), body, extra));
+    expect(sent.length).toBe(expected);
+  });
+});
