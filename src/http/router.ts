@@ -52,7 +52,8 @@ export function operationsRouter(app: AppContext): express.Router {
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
 const JSON_BODY_LIMIT = '1mb';
 const parseJson = express.json({ limit: JSON_BODY_LIMIT });
-const parseForm = express.urlencoded({ extended: false, limit: '64kb' });
+/** Form bodies: the contract's form operations and Twilio's webhooks. */
+export const parseForm = express.urlencoded({ extended: false, limit: '64kb' });
 
 /**
  * The parsers of the media types the operation takes, and no others: a GET pays for none. They run

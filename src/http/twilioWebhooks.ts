@@ -3,10 +3,11 @@
 import express from 'express';
 import type { AppContext } from '../appContext.js';
 import { applyStatusCallback } from '../telephony/legs.js';
+import { parseForm } from './router.js';
 
 export function twilioWebhooksRouter(app: AppContext): express.Router {
   const router = express.Router();
-  router.post('/twilio/status/:leg_id', async (req, res) => {
+  router.post('/twilio/status/:leg_id', parseForm, async (req, res) => {
     // Only form fields count (Twilio's signature covers exactly them); any other body is no form.
     const form = req.is('application/x-www-form-urlencoded') && req.body && typeof req.body === 'object' ? req.body : {};
     await applyStatusCallback(app, String(req.params.leg_id), req.get('x-twilio-signature') ?? '', form as Record<string, string>);

@@ -51,22 +51,6 @@ const decodedName = (name: string) => {
   }
 };
 
-/** A parsed query (Express's req.query) with secret parameters' values replaced. */
-export function redactQuery(query: unknown): unknown {
-  if (typeof query !== 'object' || query === null) return query;
-  return Object.fromEntries(
-    Object.entries(query).map(([name, value]) => [name, secretParameter.has(name.toLowerCase()) ? REDACTED : value]),
-  );
-}
-
-/** Headers with credential headers' values replaced. */
-export function redactHeaders(headers: unknown): unknown {
-  if (typeof headers !== 'object' || headers === null) return headers;
-  return Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, SECRET_HEADERS.includes(name.toLowerCase()) ? REDACTED : value]),
-  );
-}
-
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Secret shapes this server issues: API keys and OAuth tokens, call keys, chat keys, admin tokens.
