@@ -8,7 +8,13 @@ const bootLogger = createLogger({ level: 'info' });
 
 async function main() {
   const config = loadConfig();
-  const server = await startServer(config);
+  const server = await startServer(config, {
+    // Every statement would fail from now on: exit, so a supervisor restarts the server on its data.
+    onDatabaseLost: (err) => {
+      bootLogger.fatal({ err }, 'the embedded database stopped (its worker thread ended); exiting');
+      process.exit(1);
+    },
+  });
   server.app.logger.info({ url: server.url, publicBaseUrl: config.publicBaseUrl }, 'server listening');
   if (server.banner) process.stdout.write(server.banner + '\n');
 

@@ -28,8 +28,12 @@ class DirectoryMigrationSource implements Knex.MigrationSource<string> {
     return files.filter((file) => MIGRATION_FILE.test(file) && !file.endsWith('.d.ts')).sort();
   }
 
+  /**
+   * The source file's name, also for its compiled copy (dist/migrations/*.js): knex records applied
+   * migrations by name, and a database migrated from the sources stays migrated when run from dist/.
+   */
   getMigrationName(file: string): string {
-    return file;
+    return file.replace(/\.js$/, '.ts');
   }
 
   async getMigration(file: string): Promise<Knex.Migration> {
