@@ -10,8 +10,9 @@ async function main() {
   const config = loadConfig();
   const server = await startServer(config, {
     // Every statement would fail from now on: exit, so a supervisor restarts the server on its data.
+    // Written straight to stderr (synchronous on pipes and files), so the line is out before the exit.
     onDatabaseLost: (err) => {
-      bootLogger.fatal({ err }, 'the embedded database stopped (its worker thread ended); exiting');
+      process.stderr.write(`the embedded database stopped (its worker thread ended); exiting: ${err.message}\n`);
       process.exit(1);
     },
   });

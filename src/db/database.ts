@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 // knex is CommonJS and Node cannot see its named exports: only the default import works.
@@ -96,12 +97,23 @@ async function openPgliteOnDisk(dataDir: string, settings: Settings): Promise<Da
   try {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(pgdata, { recursive: true });
+    if (!existsSync(join(pgdata, 'PG_VERSION'))) await initDataDir(pgdata);
     const database = await openPglite({ dataDir: pgdata }, settings);
     return { ...database, close: () => closeThen(database, release) };
   } catch (error) {
     await release();
     throw error;
   }
+}
+
+/**
+ * Creates a new data directory (initdb) in a worker of its own that then ends: initdb's WebAssembly
+ * memory, which never shrinks, goes with it instead of staying in the server's for good.
+ */
+async function initDataDir(pgdata: string): Promise<void> {
+  const setup = await PgliteThread.start({ dataDir: pgdata });
+  await setup.waitReady;
+  await setup.close();
 }
 
 async function closeThen(database: Database, release: () => Promise<void>): Promise<void> {

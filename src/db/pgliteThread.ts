@@ -45,8 +45,9 @@ function startWorker(workerData: PgliteWorkerData, transferList: ArrayBuffer[]):
   const entry = new URL(import.meta.url.endsWith('.ts') ? './pgliteWorker.ts' : './pgliteWorker.js', import.meta.url);
   if (entry.pathname.endsWith('.js')) return new Worker(entry, { workerData, transferList });
   // Node 20 does not pass its module hooks (`--import tsx`) on to worker threads; tsx's require hook works in one.
-  const tsx = require.resolve('tsx/cjs/api');
-  const bootstrap = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(fileURLToPath(entry))});`;
+  // The bootstrap runs as CommonJS or, under `node --input-type=module`, as a module: it needs no `require` of its own.
+  const [tsx, file] = [require.resolve('tsx/cjs/api'), fileURLToPath(entry)].map((path) => JSON.stringify(path));
+  const bootstrap = `import('node:module').then(({ createRequire }) => { const load = createRequire(${file}); load(${tsx}).register(); load(${file}); });`;
   return new Worker(bootstrap, { eval: true, workerData, transferList });
 }
 
@@ -76,7 +77,10 @@ export class PgliteThread {
         } else if (message.type === 'failed') reject(deserializeError(message.error));
         else this.settle(message);
       });
-      this.worker.on('error', (error) => this.stop(error, started));
+      this.worker.on('error', (error) => {
+        reject(error); // no effect once started
+        this.stop(error, started);
+      });
       this.worker.on('exit', (code) => {
         const error = new Error(`the embedded database's worker thread stopped (exit code ${code})`);
         reject(error); // no effect once started or failed

@@ -109,7 +109,8 @@ describe('a server whose embedded database worker dies', () => {
       },
     );
     let output = '';
-    const exited = once(child, 'exit') as Promise<[number | null]>;
+    // 'close', not 'exit': the child's last lines are read by then.
+    const exited = once(child, 'close') as Promise<[number | null]>;
     await new Promise<void>((listening) => {
       const read = (chunk: Buffer) => {
         output += chunk;
@@ -123,7 +124,7 @@ describe('a server whose embedded database worker dies', () => {
     child.kill('SIGUSR2');
     const [code] = await exited;
     expect(code).toBe(1);
-    expect(output).toContain("the embedded database stopped (its worker thread ended); exiting");
+    expect(output, output).toContain("the embedded database stopped (its worker thread ended); exiting");
     expect(output).toMatch(/worker thread stopped \(exit code 1\)/);
   }, 120_000);
 });
