@@ -1,4 +1,4 @@
-# The API server. Runs TypeScript through tsx (a runtime dependency), so no build step.
+# The API server, compiled ahead of time (scripts/build.mjs, esbuild) so a start loads JavaScript only.
 FROM node:20-bookworm-slim
 
 ENV NODE_ENV=production
@@ -8,7 +8,7 @@ COPY package*.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY . .
-RUN mkdir -p /data && chown node:node /data
+RUN node scripts/build.mjs && mkdir -p /data && chown node:node /data
 
 USER node
 ENV PORT=8080 \
@@ -18,4 +18,4 @@ ENV PORT=8080 \
 EXPOSE 8080 9092
 
 # node (not npm/npx) is the main process, so SIGTERM reaches the server itself.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "dist/src/main.js"]

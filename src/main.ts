@@ -8,7 +8,14 @@ const bootLogger = createLogger({ level: 'info' });
 
 async function main() {
   const config = loadConfig();
-  const server = await startServer(config);
+  const server = await startServer(config, {
+    // Every statement would fail from now on: exit, so a supervisor restarts the server on its data.
+    // Written straight to stderr (synchronous on pipes and files), so the line is out before the exit.
+    onDatabaseLost: (err) => {
+      process.stderr.write(`the embedded database stopped (its worker thread ended); exiting: ${err.message}\n`);
+      process.exit(1);
+    },
+  });
   server.app.logger.info({ url: server.url, publicBaseUrl: config.publicBaseUrl }, 'server listening');
   if (server.banner) process.stdout.write(server.banner + '\n');
 

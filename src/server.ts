@@ -58,6 +58,8 @@ export interface StartOptions {
   memoryDatabase?: MemoryDatabase;
   /** Media plane settings (the billing interval, the clock). */
   media?: MediaPlaneOptions;
+  /** The embedded database's worker thread stopped unasked (src/main.ts exits); default: logged. */
+  onDatabaseLost?: (error: Error) => void;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -68,6 +70,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     memory: options.memoryDatabase,
     timeouts: config.databaseTimeouts,
     logger,
+    onLost: options.onDatabaseLost,
   });
   let instance: RunningInstance | undefined;
   let stopRevocations = async () => {};

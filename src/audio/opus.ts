@@ -5,7 +5,6 @@
 // duration for the last sample of every fragment (1008 instead of 2880 ticks), so summing container durations
 // under-counts by up to 39 ms per fragment. The decoder's sample count is the audio that is really there.
 
-import { OpusDecoder } from 'opus-decoder';
 
 /** The parts of an OpusHead (RFC 7845 §5.1) the decoder needs. */
 export interface OpusHead {
@@ -64,6 +63,8 @@ export async function countOpusSamples(packets: readonly Uint8Array[], head: Opu
   // packets (up to 7,650 bytes are valid) is decoded as stereo, which libopus does just as well (a bit slower).
   const largest = packets.reduce((max, packet) => Math.max(max, packet.byteLength), 0);
   const channels = multistream ? head.channels : head?.channels === 1 && largest <= MONO_INPUT_BYTES ? 1 : 2;
+  // Loaded on the first voice message, not at start: most servers never decode one.
+  const { OpusDecoder } = await import('opus-decoder');
   const decoder = new OpusDecoder({
     sampleRate: DECODE_RATE,
     channels,

@@ -1,6 +1,6 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite, types as pgliteTypes, type PGliteOptions } from '@electric-sql/pglite';
 // knex is CommonJS and Node cannot see its named exports: only the default import works.
 import createKnex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
@@ -8,6 +8,9 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseTimeouts } from '../config.js';
 import { lockDataDir } from './dataDirLock.js';
+import type { PgliteWorkerData } from './pgliteProtocol.js';
+import { PgliteThread } from './pgliteThread.js';
+import { pgTypes } from './types.js';
 
 export interface Database {
   knex: Knex;
@@ -26,6 +29,11 @@ export interface OpenDatabaseOptions {
   timeouts?: DatabaseTimeouts;
   /** Where knex's warnings go (a lost connection, a failed acquire); without it, the console. */
   logger?: Logger;
+  /**
+   * PGlite: called when its worker thread stops unasked (every statement fails from then on). The
+   * server exits on it (src/main.ts); without it the failure is only logged.
+   */
+  onLost?: (error: Error) => void;
 }
 
 /**
@@ -37,10 +45,11 @@ export type MemoryDatabase = boolean | { snapshot: Blob };
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts);
   if (!opts.memory) return openPgliteOnDisk(opts.dataDir, opts);
-  return openPglite({ loadDataDir: opts.memory === true ? undefined : opts.memory.snapshot }, opts);
+  const loadDataDir = opts.memory === true ? undefined : await opts.memory.snapshot.arrayBuffer();
+  return openPglite({ loadDataDir }, opts);
 }
 
-type Settings = Pick<OpenDatabaseOptions, 'timeouts' | 'logger'>;
+type Settings = Pick<OpenDatabaseOptions, 'timeouts' | 'logger' | 'onLost'>;
 
 const logEntry = (message: unknown) => (message instanceof Error ? { err: message } : { database: message });
 
@@ -66,76 +75,6 @@ const pgTimeouts = (timeouts: DatabaseTimeouts | undefined) =>
     connectionTimeoutMillis: timeouts.connectMs,
   };
 
-type Parser = (value: string) => unknown;
-
-// One table for both drivers, so a row reads the same whichever backend served it:
-// by default pg reads int8 as a string and PGlite as a number or BigInt, both read
-// numeric as a string, and they turn a date into different Dates.
-const OID = {
-  bool: 16,
-  int8: 20,
-  json: 114,
-  date: 1082,
-  timestamp: 1114,
-  timestamptz: 1184,
-  numeric: 1700,
-  jsonb: 3802,
-} as const;
-
-// Array type OID -> element type OID, for the types above.
-const ARRAY_ELEMENT: Record<number, number> = {
-  1000: OID.bool,
-  1016: OID.int8,
-  199: OID.json,
-  1182: OID.date,
-  1115: OID.timestamp,
-  1185: OID.timestamptz,
-  1231: OID.numeric,
-  3807: OID.jsonb,
-};
-
-const parsers: Record<number, Parser> = {
-  [OID.bool]: (value) => value === 't',
-  [OID.int8]: parseInt8,
-  [OID.json]: (value) => JSON.parse(value),
-  // A calendar date is not an instant: as a Date it would shift with the time zone.
-  [OID.date]: (value) => value,
-  // pg's own parsers: they know PostgreSQL's output format, infinity and BC years.
-  [OID.timestamp]: pg.types.getTypeParser(OID.timestamp, 'text'),
-  [OID.timestamptz]: pg.types.getTypeParser(OID.timestamptz, 'text'),
-  [OID.numeric]: (value) => Number(value),
-  [OID.jsonb]: (value) => JSON.parse(value),
-};
-
-function parseInt8(value: string): number {
-  const number = Number(value);
-  if (!Number.isSafeInteger(number)) {
-    throw new Error(
-      `int8 value ${value} is beyond Number.MAX_SAFE_INTEGER and cannot be read as a JS number exactly; select it as ::text instead.`,
-    );
-  }
-  return number;
-}
-
-/** Per-client parsers for pg, so other pg users in the process keep the global defaults. */
-const pgTypes: Knex.PgCustomTypesConfig = {
-  getTypeParser(oid, format) {
-    if (format === 'text') {
-      const parser = parserForPg(oid);
-      if (parser) return parser;
-    }
-    return pg.types.getTypeParser(oid, format as 'text');
-  },
-};
-
-// PGlite applies element parsers inside arrays by itself; pg needs an array parser.
-function parserForPg(oid: number): Parser | undefined {
-  const element = ARRAY_ELEMENT[oid];
-  const parseElement = element === undefined ? undefined : parsers[element];
-  if (!parseElement) return parsers[oid];
-  return (value) => pgliteTypes.arrayParser(value, parseElement, oid);
-}
-
 async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings): Promise<Database> {
   const knex = createKnex({
     log: knexLog(logger),
@@ -158,12 +97,23 @@ async function openPgliteOnDisk(dataDir: string, settings: Settings): Promise<Da
   try {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(pgdata, { recursive: true });
+    if (!existsSync(join(pgdata, 'PG_VERSION'))) await initDataDir(pgdata);
     const database = await openPglite({ dataDir: pgdata }, settings);
     return { ...database, close: () => closeThen(database, release) };
   } catch (error) {
     await release();
     throw error;
   }
+}
+
+/**
+ * Creates a new data directory (initdb) in a worker of its own that then ends: initdb's WebAssembly
+ * memory, which never shrinks, goes with it instead of staying in the server's for good.
+ */
+async function initDataDir(pgdata: string): Promise<void> {
+  const setup = await PgliteThread.start({ dataDir: pgdata });
+  await setup.waitReady;
+  await setup.close();
 }
 
 async function closeThen(database: Database, release: () => Promise<void>): Promise<void> {
@@ -174,51 +124,23 @@ async function closeThen(database: Database, release: () => Promise<void>): Prom
   }
 }
 
-/** Where PGlite's data comes from: a directory on disk, a saved data directory, or neither (empty, in memory). */
-type PgliteData = Pick<PGliteOptions, 'dataDir' | 'loadDataDir'>;
-
-async function openPglite(data: PgliteData, { timeouts, logger }: Settings): Promise<Database> {
-  const pglite = new PGlite({ ...data, parsers, serializers: pgliteSerializers });
-  try {
-    await pglite.waitReady; // surfaces a broken data directory here, not at the first query
-  } catch (error) {
-    await pglite.close().catch(() => undefined);
-    throw error;
-  }
+/** PGlite in its own worker thread, so its statements never block this one. */
+async function openPglite(data: Pick<PgliteWorkerData, 'dataDir' | 'loadDataDir'>, { timeouts, logger, onLost }: Settings): Promise<Database> {
+  const pglite = await PgliteThread.start(data, {
+    onLost: onLost ?? ((err) => logger?.fatal({ err }, 'the embedded database stopped; every request fails until a restart')),
+  });
+  await pglite.waitReady; // surfaces a broken data directory here, not at the first query
   const knex = createKnex({
     client: ClientPGLite,
     log: knexLog(logger),
     connection: () => ({ pglite }) as Knex.StaticConnectionConfig,
-    // PGlite runs one statement at a time in this process and has no statement timeout: what applies is
-    // how long a request waits for its single connection.
+    // PGlite runs one statement at a time and has no statement timeout: what applies is how long a
+    // request waits for its single connection.
     acquireConnectionTimeout: timeouts?.acquireMs,
   });
   const close = async () => {
     await knex.destroy(); // closes PGlite too, if knex ever opened its connection
-    if (!pglite.closed) await pglite.close();
+    await pglite.close();
   };
   return { knex, kind: 'pglite', close };
-}
-
-/**
- * pg sends a Date as local time with its offset, so a `timestamp` or `date` column
- * stores the local wall clock; PGlite would send UTC. Sending what pg sends keeps
- * written values, and their round trip through the parsers, the same on both.
- */
-const pgliteSerializers: Record<number, (value: unknown) => string> = {
-  [OID.date]: serializeLikePg,
-  [OID.timestamp]: serializeLikePg,
-};
-
-function serializeLikePg(value: unknown): string {
-  return value instanceof Date ? localTimestamp(value) : String(value);
-}
-
-function localTimestamp(date: Date): string {
-  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-  const offset = -date.getTimezoneOffset();
-  const sign = offset < 0 ? '-' : '+';
-  const day = `${pad(date.getFullYear(), 4)}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
-  return `${day}T${time}${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
 }

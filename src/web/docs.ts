@@ -1,7 +1,8 @@
 // A readable API reference at /docs, rendered by Swagger UI from /openapi.json with its assets served
 // from the installed package: no CDN, so it works offline.
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import express from 'express';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
 import { contractJson, contractYaml } from '../http/contract.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 
@@ -18,6 +19,10 @@ const page = `<!doctype html>
   <script src="/docs/init.js"></script>
 </body>
 </html>`;
+
+// Only the package's folder: importing swagger-ui-dist itself would load its browser bundles into the
+// server (about 40 MiB) just to tell where they are.
+const swaggerUiAssets = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 // validatorUrl null: Swagger UI would otherwise send the document to an online validator.
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', validatorUrl: null, deepLinking: true });`;
@@ -36,6 +41,6 @@ export function docsRouter(): express.Router {
   router.get('/docs/init.js', (_req, res) => {
     res.type('application/javascript').send(init);
   });
-  router.use('/docs/assets', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  router.use('/docs/assets', express.static(swaggerUiAssets, { index: false, maxAge: '1h' }));
   return router;
 }

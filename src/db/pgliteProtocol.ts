@@ -1,0 +1,57 @@
+// The messages between the main thread (src/db/pgliteThread.ts) and the worker thread that owns PGlite
+// (src/db/pgliteWorker.ts). Everything in them crosses by structured clone: Dates, Uint8Arrays (bytea),
+// plain objects and arrays do; functions and class instances other than those do not.
+
+/** What the worker opens: a data directory on disk, or an in-memory database (empty or from a saved one). */
+export interface PgliteWorkerData {
+  dataDir?: string;
+  /** A data directory saved with PGlite's `dumpDataDir()` (a tar), moved to the worker, not copied. */
+  loadDataDir?: ArrayBuffer;
+  /** PGlite's WebAssembly, compiled once by the main thread for every worker. */
+  pgliteWasmModule: WebAssembly.Module;
+}
+
+/** Main thread -> worker. */
+export type PgliteRequest =
+  | { type: 'query'; id: number; sql: string; params?: unknown[]; options?: Record<string, unknown> }
+  | { type: 'close'; id: number };
+
+/** What PGlite's `query()` answers, as it crosses the thread boundary. */
+export interface PgliteResults {
+  rows: unknown[];
+  fields: Array<{ name: string; dataTypeID: number }>;
+  affectedRows?: number;
+  command?: string;
+  rowCount?: number;
+}
+
+/** Worker -> main thread. `ready` and `failed` answer the start, the others a request by its id. */
+export type PgliteResponse =
+  | { type: 'ready' }
+  | { type: 'failed'; error: SerializedError }
+  | { type: 'result'; id: number; result: PgliteResults }
+  | { type: 'error'; id: number; error: SerializedError }
+  | { type: 'closed'; id: number };
+
+/** An error as plain data: its message, name, stack and every own field (PostgreSQL's `code`, `constraint`, ...). */
+export type SerializedError = { message: string; name: string; stack?: string } & Record<string, unknown>;
+
+export function serializeError(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { message: String(error), name: 'Error' };
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(error)) {
+    // The failed statement's parameters stay in the worker: they may be secrets, and need not be cloneable.
+    if (key === 'params' || value === undefined || typeof value === 'function') continue;
+    fields[key] = typeof value === 'object' && value !== null ? String(value) : value;
+  }
+  return { ...fields, message: error.message, name: error.name, stack: error.stack };
+}
+
+/** The error again, an Error on this side, carrying the same fields, so src/db/errors.ts reads it as before. */
+export function deserializeError(serialized: SerializedError): Error {
+  const { message, name, stack, ...fields } = serialized;
+  const error = Object.assign(new Error(message), fields);
+  error.name = name;
+  if (stack) error.stack = `${error.stack}\n    in the database worker thread:\n${stack}`;
+  return error;
+}

@@ -1,0 +1,163 @@
+// The main thread's handle on the embedded database, which runs in a worker thread (src/db/pgliteWorker.ts):
+// the part of PGlite's interface that knex-pglite uses (waitReady, query, close, closed), so Knex keeps
+// all it does on PGlite (one connection, so transactions one after another; returning; migrations).
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import {
+  deserializeError,
+  type PgliteRequest,
+  type PgliteResponse,
+  type PgliteResults,
+  type PgliteWorkerData,
+} from './pgliteProtocol.js';
+import { parseLocalTimestamps, serializeParam } from './types.js';
+
+export interface PgliteThreadOptions {
+  /**
+   * Called once when the worker thread stops without being closed (a crash in PGlite, an exhausted
+   * heap): every statement from then on fails with `connection_failure` (08006), so requests get 503.
+   */
+  onLost?: (error: Error) => void;
+}
+
+interface Pending {
+  resolve(value: PgliteResponse): void;
+  reject(error: Error): void;
+}
+
+const require = createRequire(import.meta.url);
+
+let compiledPglite: Promise<WebAssembly.Module> | undefined;
+
+/**
+ * PGlite's WebAssembly, compiled once per process and shared by every worker (a compiled module crosses
+ * threads without a copy): each database opened after the first starts without compiling it again.
+ */
+function pgliteWasmModule(): Promise<WebAssembly.Module> {
+  compiledPglite ??= readFile(require.resolve('@electric-sql/pglite/pglite.wasm')).then((bytes) => WebAssembly.compile(bytes));
+  return compiledPglite;
+}
+
+/** The worker's entry: compiled JavaScript next to this file, or (tsx, vitest) the TypeScript source through tsx. */
+function startWorker(workerData: PgliteWorkerData, transferList: ArrayBuffer[]): Worker {
+  const entry = new URL(import.meta.url.endsWith('.ts') ? './pgliteWorker.ts' : './pgliteWorker.js', import.meta.url);
+  if (entry.pathname.endsWith('.js')) return new Worker(entry, { workerData, transferList });
+  // Node 20 does not pass its module hooks (`--import tsx`) on to worker threads; tsx's require hook works in one.
+  // The bootstrap runs as CommonJS or, under `node --input-type=module`, as a module: it needs no `require` of its own.
+  const [tsx, file] = [require.resolve('tsx/cjs/api'), fileURLToPath(entry)].map((path) => JSON.stringify(path));
+  const bootstrap = `import('node:module').then(({ createRequire }) => { const load = createRequire(${file}); load(${tsx}).register(); load(${file}); });`;
+  return new Worker(bootstrap, { eval: true, workerData, transferList });
+}
+
+export class PgliteThread {
+  /** Resolves once PGlite has opened its data in the worker; rejects when it could not. */
+  readonly waitReady: Promise<void>;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closing: Promise<void> | undefined;
+  private stopped: Error | undefined;
+
+  /** Starts the worker; `waitReady` tells when PGlite has opened. */
+  static async start(data: Omit<PgliteWorkerData, 'pgliteWasmModule'>, options: PgliteThreadOptions = {}): Promise<PgliteThread> {
+    return new PgliteThread({ ...data, pgliteWasmModule: await pgliteWasmModule() }, options);
+  }
+
+  private constructor(data: PgliteWorkerData, private readonly options: PgliteThreadOptions) {
+    this.worker = startWorker(data, data.loadDataDir ? [data.loadDataDir] : []);
+    let started = false;
+    this.waitReady = new Promise<void>((resolve, reject) => {
+      this.worker.on('message', (message: PgliteResponse) => {
+        if (message.type === 'ready') {
+          started = true;
+          this.updateRef();
+          resolve();
+        } else if (message.type === 'failed') reject(deserializeError(message.error));
+        else this.settle(message);
+      });
+      this.worker.on('error', (error) => {
+        reject(error); // no effect once started
+        this.stop(error, started);
+      });
+      this.worker.on('exit', (code) => {
+        const error = new Error(`the embedded database's worker thread stopped (exit code ${code})`);
+        reject(error); // no effect once started or failed
+        this.stop(error, started);
+      });
+    });
+  }
+
+  get closed(): boolean {
+    return this.stopped !== undefined;
+  }
+
+  async query(sql: string, params?: unknown[], options?: Record<string, unknown>): Promise<PgliteResults> {
+    const wireParams = params?.map(serializeParam);
+    const answer = await this.request((id) => ({ type: 'query', id, sql, params: wireParams, options }));
+    const { result } = answer as Extract<PgliteResponse, { type: 'result' }>;
+    parseLocalTimestamps(result.fields, result.rows);
+    return result;
+  }
+
+  /** Closes PGlite in the worker (which writes out what it holds) and ends the thread; once, whoever asks. */
+  close(): Promise<void> {
+    if (this.stopped && !this.closing) return Promise.resolve();
+    return (this.closing ??= this.closeWorker());
+  }
+
+  private async closeWorker(): Promise<void> {
+    try {
+      await this.waitReady;
+    } catch {
+      return; // never opened: the worker has ended already
+    }
+    const exited = new Promise((resolve) => this.worker.once('exit', resolve));
+    await this.request((id) => ({ type: 'close', id }));
+    await exited;
+  }
+
+  private async request(build: (id: number) => PgliteRequest): Promise<PgliteResponse> {
+    await this.waitReady;
+    if (this.stopped) throw this.stopped;
+    const id = this.nextId++;
+    const answer = new Promise<PgliteResponse>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    try {
+      this.worker.postMessage(build(id)); // throws DataCloneError for a parameter that cannot cross
+    } catch (error) {
+      this.pending.delete(id);
+      throw error;
+    }
+    this.updateRef();
+    return answer;
+  }
+
+  private settle(message: Exclude<PgliteResponse, { type: 'ready' | 'failed' }>): void {
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    this.pending.delete(message.id);
+    this.updateRef();
+    if (message.type === 'error') pending.reject(deserializeError(message.error));
+    else pending.resolve(message);
+  }
+
+  /** The worker keeps the process alive only while a statement is waiting for it, like a socket would. */
+  private updateRef(): void {
+    if (this.pending.size > 0 || this.closing) this.worker.ref();
+    else this.worker.unref();
+  }
+
+  private stop(cause: Error, started: boolean): void {
+    if (this.stopped) return;
+    const expected = this.closing !== undefined;
+    const error = Object.assign(new Error(expected ? 'the embedded database is closed' : `the embedded database stopped: ${cause.message}`), {
+      code: '08006', // connection_failure: src/db/errors.ts answers 503
+      cause,
+    });
+    this.stopped = error;
+    for (const pending of this.pending.values()) pending.reject(error);
+    this.pending.clear();
+    if (!expected && started) this.options.onLost?.(error);
+  }
+}

@@ -1,0 +1,118 @@
+// How values travel between JS and the database, one table for both drivers: pg (PostgreSQL) on the main
+// thread and PGlite in its worker thread (src/db/pgliteWorker.ts), so a row reads the same whichever
+// backend served it.
+import { types as pgliteTypes } from '@electric-sql/pglite';
+import type { Knex } from 'knex';
+import pg from 'pg';
+
+type Parser = (value: string) => unknown;
+
+// One table for both drivers, so a row reads the same whichever backend served it:
+// by default pg reads int8 as a string and PGlite as a number or BigInt, both read
+// numeric as a string, and they turn a date into different Dates.
+const OID = {
+  bool: 16,
+  int8: 20,
+  json: 114,
+  date: 1082,
+  timestamp: 1114,
+  timestamptz: 1184,
+  numeric: 1700,
+  jsonb: 3802,
+} as const;
+
+// Array type OID -> element type OID, for the types above.
+const ARRAY_ELEMENT: Record<number, number> = {
+  1000: OID.bool,
+  1016: OID.int8,
+  199: OID.json,
+  1182: OID.date,
+  1115: OID.timestamp,
+  1185: OID.timestamptz,
+  1231: OID.numeric,
+  3807: OID.jsonb,
+};
+
+export const parsers: Record<number, Parser> = {
+  [OID.bool]: (value) => value === 't',
+  [OID.int8]: parseInt8,
+  [OID.json]: (value) => JSON.parse(value),
+  // A calendar date is not an instant: as a Date it would shift with the time zone.
+  [OID.date]: (value) => value,
+  // pg's own parsers: they know PostgreSQL's output format, infinity and BC years.
+  [OID.timestamp]: pg.types.getTypeParser(OID.timestamp, 'text'),
+  [OID.timestamptz]: pg.types.getTypeParser(OID.timestamptz, 'text'),
+  [OID.numeric]: (value) => Number(value),
+  [OID.jsonb]: (value) => JSON.parse(value),
+};
+
+function parseInt8(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) {
+    throw new Error(
+      `int8 value ${value} is beyond Number.MAX_SAFE_INTEGER and cannot be read as a JS number exactly; select it as ::text instead.`,
+    );
+  }
+  return number;
+}
+
+/** Per-client parsers for pg, so other pg users in the process keep the global defaults. */
+export const pgTypes: Knex.PgCustomTypesConfig = {
+  getTypeParser(oid, format) {
+    if (format === 'text') {
+      const parser = parserForPg(oid);
+      if (parser) return parser;
+    }
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+// PGlite applies element parsers inside arrays by itself; pg needs an array parser.
+function parserForPg(oid: number): Parser | undefined {
+  const element = ARRAY_ELEMENT[oid];
+  const parseElement = element === undefined ? undefined : parsers[element];
+  if (!parseElement) return parsers[oid];
+  return (value) => pgliteTypes.arrayParser(value, parseElement, oid);
+}
+
+/**
+ * PGlite's parsers, in its worker thread. A `timestamp` (without time zone) is a wall clock read in the
+ * time zone of the thread that asks, which the worker does not follow (its own copy of TZ): it stays
+ * text there and the main thread parses it (parseLocalTimestamps).
+ */
+export const pgliteParsers: Record<number, Parser> = { ...parsers, [OID.timestamp]: (value) => value };
+
+const LOCAL_TIMESTAMP_ARRAY = 1115;
+
+/** Parses, in place, the `timestamp` columns PGlite's worker left as text (rows as objects, or as arrays). */
+export function parseLocalTimestamps(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
+  const parse = parsers[OID.timestamp];
+  const parseAny = (value: unknown): unknown =>
+    typeof value === 'string' ? parse(value) : Array.isArray(value) ? value.map(parseAny) : value;
+  fields.forEach((field, index) => {
+    if (field.dataTypeID !== OID.timestamp && field.dataTypeID !== LOCAL_TIMESTAMP_ARRAY) return;
+    for (const row of rows as Array<Record<string | number, unknown>>) {
+      const key = Array.isArray(row) ? index : field.name;
+      row[key] = parseAny(row[key]);
+    }
+  });
+}
+
+/**
+ * A statement parameter as pg would send it: a Date as the local wall clock with its offset (so a
+ * `timestamp` or `date` column stores the local wall clock, and a `timestamptz` the same instant).
+ * Done on the main thread, whose time zone is the one that counts.
+ */
+export function serializeParam(value: unknown): unknown {
+  if (value instanceof Date) return localTimestamp(value);
+  return Array.isArray(value) ? value.map(serializeParam) : value;
+}
+
+function localTimestamp(date: Date): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  const offset = -date.getTimezoneOffset();
+  const sign = offset < 0 ? '-' : '+';
+  const day = `${pad(date.getFullYear(), 4)}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+  return `${day}T${time}${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+}

@@ -1,0 +1,130 @@
+// The embedded database in its worker thread (src/db/pgliteThread.ts): what crosses the thread boundary
+// (values both ways, errors with their SQLSTATE), transactions, a main thread that stays free while a
+// statement runs, and a server that exits when the worker dies.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { fromDatabaseError } from '../../src/db/errors.js';
+
+const root = resolve(import.meta.dirname, '../..');
+
+describe('PGlite in a worker thread', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openDatabase({ dataDir: 'unused', memory: true });
+    await db.knex.schema.createTable('items', (t) => {
+      t.increments('id');
+      t.text('name').notNullable().unique();
+      t.binary('data');
+      t.jsonb('doc');
+      t.json('plain');
+      t.timestamp('at', { useTz: true });
+      t.bigInteger('big');
+      t.specificType('tags', 'text[]');
+      t.boolean('flag');
+    });
+  });
+  afterAll(() => db?.close());
+
+  it('carries every kind of value both ways', async () => {
+    const at = new Date('2024-05-06T07:08:09.123Z');
+    const data = Buffer.from([0, 1, 2, 254, 255]);
+    const [row] = await db
+      .knex('items')
+      .insert({ name: 'all', data, doc: { a: [1, 'two', null] }, plain: JSON.stringify({ b: true }), at, big: 2 ** 40, tags: ['x', 'y"z'], flag: true })
+      .returning('*');
+    expect(row).toEqual({
+      id: expect.any(Number),
+      name: 'all',
+      data: new Uint8Array(data),
+      doc: { a: [1, 'two', null] },
+      plain: { b: true },
+      at,
+      big: 2 ** 40,
+      tags: ['x', 'y"z'],
+      flag: true,
+    });
+    expect(Buffer.from(row.data as Uint8Array).equals(data)).toBe(true);
+    const found = await db.knex('items').where({ at, data }).first('name');
+    expect(found).toEqual({ name: 'all' });
+    const { rows } = await db.knex.raw('select ?::int + 1 as n, ? as nothing', [41, null]);
+    expect(rows).toEqual([{ n: 42, nothing: null }]);
+  });
+
+  it("hands on the database's errors with their code and constraint, which the error catalogue maps", async () => {
+    await db.knex('items').insert({ name: 'taken' });
+    const duplicate = await db.knex('items').insert({ name: 'taken' }).catch((err: unknown) => err);
+    expect(duplicate).toBeInstanceOf(Error);
+    expect(duplicate).toMatchObject({ code: '23505', constraint: 'items_name_unique', message: expect.stringContaining('duplicate key') });
+    expect(fromDatabaseError(duplicate)).toMatchObject({ status: 409 });
+    await expect(db.knex.raw('selec 1')).rejects.toMatchObject({ code: '42601' });
+  });
+
+  it('rolls a transaction back when a statement in it fails, and the connection stays usable', async () => {
+    const failed = db.knex.transaction(async (trx) => {
+      await trx('items').insert({ name: 'rolled back' });
+      await trx.raw('select 1 / 0');
+    });
+    await expect(failed).rejects.toMatchObject({ code: '22012' });
+    expect(await db.knex('items').where({ name: 'rolled back' }).first()).toBeUndefined();
+    await db.knex.transaction((trx) => trx('items').insert({ name: 'committed' }));
+    expect(await db.knex('items').where({ name: 'committed' }).first('name')).toEqual({ name: 'committed' });
+  });
+
+  it('refuses a parameter that cannot cross to the worker, and keeps serving', async () => {
+    await expect(db.knex.raw('select ?::jsonb as f', [{ callback: () => 1 }])).rejects.toThrow(/could not be cloned/);
+    expect((await db.knex.raw('select 1 as one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('keeps the main thread free while a statement runs', async () => {
+    let settled = false;
+    const slow = db.knex.raw('select pg_sleep(3)').finally(() => (settled = true));
+    // Once the statement is on its way, the event loop turns while the worker runs it.
+    await new Promise<void>((sent) => db.knex.once('query', () => sent()));
+    await new Promise<void>((turned) => setImmediate(turned));
+    expect(settled).toBe(false);
+    await slow;
+  });
+});
+
+describe('a server whose embedded database worker dies', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'lia-worker-death-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('logs why and exits 1', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--import', './test/fixtures/endDatabaseWorkerOnSignal.ts', 'src/main.ts'],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: '', ADMIN_TOKEN: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUDIOSOCKET_PORT: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    // 'close', not 'exit': the child's last lines are read by then.
+    const exited = once(child, 'close') as Promise<[number | null]>;
+    await new Promise<void>((listening) => {
+      const read = (chunk: Buffer) => {
+        output += chunk;
+        if (output.includes('server listening')) listening();
+      };
+      child.stdout.on('data', read);
+      child.stderr.on('data', read);
+      void exited.then(() => listening());
+    });
+    expect(output).toContain('server listening');
+    child.kill('SIGUSR2');
+    const [code] = await exited;
+    expect(code).toBe(1);
+    expect(output, output).toContain("the embedded database stopped (its worker thread ended); exiting");
+    expect(output).toMatch(/worker thread stopped \(exit code 1\)/);
+  }, 120_000);
+});
