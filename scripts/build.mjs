@@ -1,7 +1,7 @@
 // `npm run build` (and `npm start`, before it starts): the server compiled ahead of time into dist/, so a
 // start loads JavaScript instead of compiling TypeScript with tsx. Each file becomes one file (no bundle):
 // dist/ mirrors the project, so paths a module resolves from its own location (the contract, migrations,
-// the chat page's assets) find their copies here. Takes well under a second; `npm run dev` skips it.
+// the pages' assets) find their copies here. Takes well under a second; `npm run dev` skips it.
 import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,10 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
-await cp(path.join(root, 'src/web/chat'), path.join(out, 'src/web/chat'), { recursive: true });
+// The pages' own files (HTML, browser JavaScript, CSS, the word catalogue) are served as they are.
+for (const entry of await readdir(path.join(root, 'src/web'), { withFileTypes: true })) {
+  if (entry.isDirectory()) await cp(path.join(root, 'src/web', entry.name), path.join(out, 'src/web', entry.name), { recursive: true });
+}
 // The contract as the server reads it (src/http/contract.ts): the YAML it serves, and the same document
 // already parsed, so a start does not parse YAML.
 const yaml = await readFile(path.join(root, 'openapi/openapi.yaml'), 'utf8');

@@ -45,6 +45,12 @@ describe('the compiled server (npm start)', () => {
       const contract = await fetch(`${url}/openapi.json`);
       expect(contract.status).toBe(200);
       expect(await contract.json()).toMatchObject({ openapi: expect.stringMatching(/^3\./), paths: expect.any(Object) });
+      // The pages' own files come from dist/ too.
+      for (const asset of ['/call/call_x', '/call-assets/call.js', '/page-i18n/catalogue.js', '/chat/sess_x']) {
+        const page = await fetch(`${url}${asset}`);
+        expect(page.status, asset).toBe(200);
+        await page.arrayBuffer();
+      }
     } finally {
       server.kill('SIGTERM');
     }
