@@ -2,7 +2,6 @@
 // short texts of bench/fixtures/short-texts.json, beside the reference detector (what the project used
 // when issue 13 was filed: ELD's medium dictionaries, answers ELD itself calls reliable), with the goals.
 // bench:start prints the same through detectionReport().
-import { eld } from 'eld/medium';
 import { detectLanguage } from '../src/translation/language.js';
 import {
   detectionGoals,
@@ -10,16 +9,10 @@ import {
   formatDetection,
   loadLabelledTexts,
   measureDetection,
-  type Detector,
+  referenceDetector as reference,
 } from './support/detection.js';
 import { num } from './support/format.js';
 import { formatGoals, type Goal } from './support/goals.js';
-
-/** Deliberately frozen: the yardstick a new detector is measured against, whatever the project uses now. */
-const reference: Detector = (text) => {
-  const result = eld.detect(text);
-  return result.language && result.isReliable() ? result.language : null;
-};
 
 export async function detectionReport(): Promise<{ text: string; goals: Goal[] }> {
   const texts = await loadLabelledTexts();

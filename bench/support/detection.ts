@@ -15,6 +15,16 @@ export interface LabelledText {
 
 export type Detector = (text: string) => string | null | Promise<string | null>;
 
+/**
+ * Deliberately frozen: what the project used when issue 13 was filed (ELD's medium dictionaries,
+ * answers ELD itself calls reliable), the yardstick a detector is measured against.
+ */
+export const referenceDetector: Detector = async (text) => {
+  const { eld } = await import('eld/medium');
+  const result = eld.detect(text);
+  return result.language && result.isReliable() ? result.language : null;
+};
+
 export interface DetectionQuality {
   total: number;
   correct: number;

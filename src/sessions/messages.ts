@@ -152,7 +152,7 @@ export async function storeMessage(
 ): Promise<PostedMessage> {
   const payer: Payer = { orgId: session.org_id, mode: session.mode };
   const ownLanguage = input.sender === 'agent' ? session.agent_language : session.customer_language;
-  let language = input.language ?? detectLanguage(input.text) ?? ownLanguage;
+  let language = input.language ?? (await detectLanguage(input.text)) ?? ownLanguage;
   const target = otherLanguage(session, input.sender);
 
   const translations: Record<string, string> = {};

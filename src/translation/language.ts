@@ -1,9 +1,13 @@
 // Language codes and detection. Detection uses ELD (an n-gram detector, no network, no model download)
 // and is trusted only when ELD itself calls the result reliable: a wrong guess would make a text
 // "already in the target language" and leave it untranslated.
-// The small dictionary: on a labelled set of short texts (test/unit/languageDetection.test.ts) it answers
-// as the medium one does, and takes about 40 MiB and half a second less at start.
-import { eld } from 'eld/small';
+// The medium dictionary, loaded on the first detection rather than at start: only some requests detect,
+// and it costs about 190 MiB and half a second. On the labelled short texts of bench/fixtures the smaller
+// dictionaries lose answers (small one, extra-small five) and no stricter reliability rule keeps recall
+// (`npm run bench:detect`), so the medium one stays and is simply not paid for by a server that never detects.
+type Eld = (typeof import('eld/medium'))['eld'];
+let detector: Promise<Eld> | undefined;
+const loadDetector = () => (detector ??= import('eld/medium').then((module) => module.eld));
 
 /**
  * The lower-case base language of a code (`pt-BR` -> `pt`, `EN` -> `en`, `zh_Hant` -> `zh`), or null
@@ -16,9 +20,9 @@ export function baseLanguage(code: string | null | undefined): string | null {
   return base;
 }
 
-export function detectLanguage(text: string): string | null {
+export async function detectLanguage(text: string): Promise<string | null> {
   if (!text.trim()) return null;
-  const result = eld.detect(text);
+  const result = (await loadDetector()).detect(text);
   return result.language && result.isReliable() ? result.language : null;
 }
 

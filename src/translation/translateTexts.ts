@@ -50,13 +50,15 @@ interface PlannedText {
   keep: boolean;
 }
 
-function plan(input: TranslateInput, texts: string[]): PlannedText[] {
+async function plan(input: TranslateInput, texts: string[]): Promise<PlannedText[]> {
   const target = baseLanguage(input.target);
-  return texts.map((text) => {
-    const source = input.source ?? detectLanguage(text);
-    const keep = !text.trim() || (target !== null && baseLanguage(source) === target);
-    return { text, source, keep };
-  });
+  return Promise.all(
+    texts.map(async (text) => {
+      const source = input.source ?? (await detectLanguage(text));
+      const keep = !text.trim() || (target !== null && baseLanguage(source) === target);
+      return { text, source, keep };
+    }),
+  );
 }
 
 function assertWithinTotal(texts: string[]) {
@@ -173,7 +175,7 @@ export async function prepareTranslation(
 ): Promise<PreparedTranslation> {
   const texts = Array.isArray(input.text) ? input.text : [input.text];
   assertWithinTotal(texts);
-  const planned = plan(input, texts);
+  const planned = await plan(input, texts);
   const needsEngine = planned.some((item) => !item.keep);
   const live = isLive(payer);
 
