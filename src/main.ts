@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/dataDirLock.js';
 import { createLogger } from './logging/logger.js';
@@ -10,9 +11,9 @@ async function main() {
   const config = loadConfig();
   const server = await startServer(config, {
     // Every statement would fail from now on: exit, so a supervisor restarts the server on its data.
-    // Written straight to stderr (synchronous on pipes and files), so the line is out before the exit.
+    // Written to fd 2 with a synchronous write, so the line is out before the exit whatever stderr is.
     onDatabaseLost: (err) => {
-      process.stderr.write(`the embedded database stopped (its worker thread ended); exiting: ${err.message}\n`);
+      writeSync(2, `the embedded database stopped (its worker thread ended); exiting: ${err.message}\n`);
       process.exit(1);
     },
   });

@@ -12,6 +12,18 @@ import type { PgliteWorkerData } from './pgliteProtocol.js';
 import { PgliteThread } from './pgliteThread.js';
 import { pgTypes } from './types.js';
 
+/**
+ * knex-pglite names a statement's command after knex's method, so a delete comes back as `DEL` and
+ * knex's pg dialect, which reads the row count of `DELETE`, would hand back the raw result instead.
+ */
+class EmbeddedClient extends ClientPGLite {
+  // Not in knex's public typings, but every dialect has it: it turns a driver's answer into knex's.
+  processResponse(obj: { method?: string }, runner: unknown): unknown {
+    const base = ClientPGLite.prototype as unknown as { processResponse(obj: unknown, runner: unknown): unknown };
+    return base.processResponse.call(this, obj.method === 'del' ? { ...obj, method: 'delete' } : obj, runner);
+  }
+}
+
 export interface Database {
   knex: Knex;
   kind: 'postgres' | 'pglite';
@@ -131,7 +143,7 @@ async function openPglite(data: Pick<PgliteWorkerData, 'dataDir' | 'loadDataDir'
   });
   await pglite.waitReady; // surfaces a broken data directory here, not at the first query
   const knex = createKnex({
-    client: ClientPGLite,
+    client: EmbeddedClient,
     log: knexLog(logger),
     connection: () => ({ pglite }) as Knex.StaticConnectionConfig,
     // PGlite runs one statement at a time and has no statement timeout: what applies is how long a

@@ -69,6 +69,18 @@ describe(`database on ${backendName}`, () => {
     expect(await db.knex('knex_migrations').pluck('name')).toEqual(['001_create_things.ts', '002_add_note.js']);
   });
 
+  it('answers a delete and an update with the number of rows they touched', async () => {
+    await db.knex.schema.createTable('counted', (table) => table.integer('n'));
+    try {
+      await db.knex('counted').insert([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(await db.knex('counted').where('n', '>', 1).update({ n: 0 })).toBe(2);
+      expect(await db.knex('counted').where({ n: 0 }).del()).toBe(2);
+      expect(await db.knex('counted').where({ n: 9 }).del()).toBe(0);
+    } finally {
+      await db.knex.schema.dropTable('counted');
+    }
+  });
+
   // Only pg has global parsers to leave alone; PGlite instances have their own.
   if (backendName === 'postgres') {
     it('leaves the global pg type parsers to other pg users', async () => {

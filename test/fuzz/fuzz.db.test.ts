@@ -23,5 +23,5 @@ describe(`fuzz (${backendName})`, () => {
     // Every operation of the contract was reached with its credentials at least once.
     expect(report.statusClasses['2xx'], summary).toBeGreaterThan(50);
     expect(passed(report), summary).toBe(true);
-  }, 60_000);
+  }, 240_000);
 });

@@ -170,5 +170,5 @@ describe(`kill -9 under load (${backendName})`, () => {
       await checkMoney(knex, org.org_id, sent);
       expect(await knex('instances')).toEqual([]);
     });
-  }, 60_000);
+  }, 240_000);
 });

@@ -262,7 +262,7 @@ describe(`money and retries (${backendName})`, () => {
   it('keeps the ledger and the balance consistent under concurrent load', async () => {
     const orgId = await t.createOrg({ balance: 100, text_rate_per_million_characters: 7.5 });
     const { key } = await t.createKey(orgId, 'live');
-    const requests = backendName === 'postgres' ? 300 : 100;
+    const requests = 100;
     const answers = await Promise.all(
       Array.from({ length: requests }, (_, i) =>
         translate(t, key, { target: 'fi', text: `Concurrent request number ${i} asks for a translation`, source: 'en' }).then(
@@ -270,7 +270,7 @@ describe(`money and retries (${backendName})`, () => {
         ),
       ),
     );
-    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(answers.filter((answer) => answer.status !== 200).map((answer) => [answer.status, answer.body.detail])).toEqual([]);
     const billed = answers.reduce((sum, answer) => sum + answer.body.characters_billed, 0);
     const charged = answers.reduce((sum, answer) => sum + Math.round(answer.body.charged * 1e6), 0);
     const charges = (await ledgerOf(t, orgId)).filter((row) => row.kind === 'text');
