@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { fingerprint } from '../../../../logging/redact.js';
 import type { Side } from '../../../side.js';
 import type { Refused } from '../../admission.js';
+import { PacedFrames } from '../../audio/pacedFrames.js';
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../audio/pcm.js';
 import { EndpointState, type EndReason, type MediaDuplex } from '../../endpoints.js';
 import type { AudioFeed } from '../../room/room.js';
@@ -104,13 +105,20 @@ export class AudioSocketConnection {
   private readonly downsampler = new Downsampler24kTo8k();
   private line: PhoneLine | null = null;
   private feed: AudioFeed | null = null;
-  private queue: Buffer = Buffer.alloc(0);
-  private nextSendAt = 0;
-  private lastPlayAt = 0;
+  private readonly paced = new PacedFrames({
+    frameBytes: FRAME_BYTES,
+    frameMs: FRAME_MS,
+    maxQueuedBytes: MAX_QUEUED_BYTES,
+    tailWaitMs: TAIL_WAIT_MS,
+    silence: 0,
+  });
   private readonly uuidTimer: NodeJS.Timeout;
   private idleTimer: NodeJS.Timeout | null = null;
   framesSent = 0;
-  framesDropped = 0;
+  /** Frames dropped: beyond the queue limit, or while the socket was backed up. */
+  get framesDropped(): number {
+    return this.paced.framesDropped;
+  }
 
   constructor(
     readonly socket: net.Socket,
@@ -216,18 +224,7 @@ export class AudioSocketConnection {
   /** What the side hears (24 kHz), queued for pacing at 8 kHz. */
   play(pcm24k: Buffer): void {
     if (this.state !== 'active') return;
-    const pcm8k = this.downsampler.process(pcm24k);
-    if (!pcm8k.length) return;
-    this.lastPlayAt = Date.now();
-    let queue = this.queue.length ? Buffer.concat([this.queue, pcm8k]) : pcm8k;
-    if (queue.length > MAX_QUEUED_BYTES) {
-      // Keep the newest audio; drop whole frames from the front.
-      const excess = queue.length - MAX_QUEUED_BYTES;
-      const drop = Math.ceil(excess / FRAME_BYTES) * FRAME_BYTES;
-      this.framesDropped += drop / FRAME_BYTES;
-      queue = queue.subarray(Math.min(drop, queue.length));
-    }
-    this.queue = queue;
+    this.paced.push(this.downsampler.process(pcm24k), Date.now());
   }
 
   /** Ends the line: hangup to the PBX, then the connection closes. */
@@ -248,27 +245,13 @@ export class AudioSocketConnection {
 
   /** Sends what is due: one 320-byte frame per 20 ms of wall time, never an empty frame. */
   pump(now: number): void {
-    if (this.state !== 'active' || !this.queue.length) return;
-    // Idle, or the timer fell behind: restart the clock rather than send a burst.
-    if (this.nextSendAt < now - 3 * FRAME_MS) this.nextSendAt = now;
-    while (this.queue.length && this.nextSendAt <= now) {
-      let frame: Buffer;
-      if (this.queue.length >= FRAME_BYTES) {
-        frame = this.queue.subarray(0, FRAME_BYTES);
-        this.queue = this.queue.subarray(FRAME_BYTES);
-      } else {
-        if (now - this.lastPlayAt < TAIL_WAIT_MS) return;
-        frame = Buffer.alloc(FRAME_BYTES);
-        this.queue.copy(frame);
-        this.queue = Buffer.alloc(0);
-      }
-      if (this.socket.writableLength > MAX_SOCKET_BACKLOG_BYTES) this.framesDropped++;
-      else {
-        this.socket.write(audioMessage(frame));
-        this.framesSent++;
-      }
-      this.nextSendAt += FRAME_MS;
-    }
+    if (this.state !== 'active') return;
+    this.paced.due(now, (frame) => {
+      if (this.socket.writableLength > MAX_SOCKET_BACKLOG_BYTES) return false;
+      this.socket.write(audioMessage(frame));
+      this.framesSent++;
+      return true;
+    });
   }
 
   /** The PBX hung up or reported an error: the line leaves the call (the call stays open). */

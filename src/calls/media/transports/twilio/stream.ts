@@ -9,6 +9,7 @@ import type { CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../audio/pcm.js';
 import { MULAW_SILENCE, mulawToPcm16, pcm16ToMulaw } from '../../audio/mulaw.js';
+import { PacedFrames } from '../../audio/pacedFrames.js';
 import { EndpointState, type Credential, type EndReason, type MediaDuplex } from '../../endpoints.js';
 import type { AudioFeed } from '../../room/room.js';
 import {
@@ -90,9 +91,13 @@ export class TwilioStreamConnection {
   private feed: AudioFeed | null = null;
   private readonly upsampler = new Upsampler8kTo24k();
   private readonly downsampler = new Downsampler24kTo8k();
-  private queue: Buffer = Buffer.alloc(0);
-  private nextSendAt = 0;
-  private lastPlayAt = 0;
+  private readonly paced = new PacedFrames({
+    frameBytes: FRAME_BYTES,
+    frameMs: FRAME_MS,
+    maxQueuedBytes: MAX_QUEUED_BYTES,
+    tailWaitMs: TAIL_WAIT_MS,
+    silence: MULAW_SILENCE,
+  });
   private framesSinceMark = 0;
   private markSeq = 0;
   /** Frames sent, and frames the phone has played by its last echoed mark. */
@@ -100,7 +105,10 @@ export class TwilioStreamConnection {
   private framesPlayed = 0;
   /** Frames sent at each mark still unanswered, by mark name. */
   private readonly marks = new Map<string, number>();
-  framesDropped = 0;
+  /** Frames dropped: beyond the queue limit, or while the socket was backed up. */
+  get framesDropped(): number {
+    return this.paced.framesDropped;
+  }
   clears = 0;
   private readonly startTimer: NodeJS.Timeout;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -176,46 +184,20 @@ export class TwilioStreamConnection {
   /** What the side hears (24 kHz), queued as 8 kHz mu-law for pacing. */
   play(pcm24k: Buffer): void {
     if (this.state !== 'active') return;
-    const mulaw = pcm16ToMulaw(this.downsampler.process(pcm24k));
-    if (!mulaw.length) return;
-    this.lastPlayAt = Date.now();
-    let queue = this.queue.length ? Buffer.concat([this.queue, mulaw]) : mulaw;
-    if (queue.length > MAX_QUEUED_BYTES) {
-      // Keep the newest audio; drop whole frames from the front.
-      const drop = Math.ceil((queue.length - MAX_QUEUED_BYTES) / FRAME_BYTES) * FRAME_BYTES;
-      this.framesDropped += drop / FRAME_BYTES;
-      queue = queue.subarray(Math.min(drop, queue.length));
-    }
-    this.queue = queue;
+    this.paced.push(pcm16ToMulaw(this.downsampler.process(pcm24k)), Date.now());
   }
 
   /** Sends what is due: one 160-byte frame per 20 ms of wall time; a mark after each stretch. */
   pump(now: number): void {
     if (this.state !== 'active') return;
-    if (!this.queue.length) return this.markIfPending();
-    // Idle, or the timer fell behind: restart the clock rather than send a burst.
-    if (this.nextSendAt < now - 3 * FRAME_MS) this.nextSendAt = now;
-    while (this.queue.length && this.nextSendAt <= now) {
-      let frame: Buffer;
-      if (this.queue.length >= FRAME_BYTES) {
-        frame = this.queue.subarray(0, FRAME_BYTES);
-        this.queue = this.queue.subarray(FRAME_BYTES);
-      } else {
-        if (now - this.lastPlayAt < TAIL_WAIT_MS) return;
-        frame = Buffer.alloc(FRAME_BYTES, MULAW_SILENCE);
-        this.queue.copy(frame);
-        this.queue = Buffer.alloc(0);
-      }
-      this.nextSendAt += FRAME_MS;
-      if (this.ws.bufferedAmount > MAX_SOCKET_BACKLOG_BYTES) {
-        this.framesDropped++;
-        continue;
-      }
+    this.paced.due(now, (frame) => {
+      if (this.ws.bufferedAmount > MAX_SOCKET_BACKLOG_BYTES) return false;
       this.ws.send(mediaMessage(this.streamSid, frame));
       this.framesSent++;
       if (++this.framesSinceMark >= MARK_EVERY_FRAMES) this.mark();
-    }
-    if (!this.queue.length) this.markIfPending();
+      return true;
+    });
+    if (!this.paced.queuedBytes) this.markIfPending();
   }
 
   private markIfPending(): void {
@@ -244,7 +226,7 @@ export class TwilioStreamConnection {
   /** Audio queued here and held by Twilio is stale (a new language): drop both. */
   clearStale(): void {
     if (this.state !== 'active') return;
-    this.queue = Buffer.alloc(0);
+    this.paced.clear();
     this.clear();
   }
 
