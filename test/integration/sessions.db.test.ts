@@ -264,9 +264,13 @@ describe(`support chats (${backendName})`, () => {
     const mine = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${key}` });
     const { session } = await createSession();
     await mine.waitFor((e) => e.event === 'session.created' && e.data.data.id === session.id);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(other.events).toHaveLength(0);
-    expect(live.events).toHaveLength(0);
+    // A stream gets its events in order: once each has its own session's event, ours would have come first.
+    for (const [stream, streamKey] of [[other, otherKey], [live, liveKey]] as const) {
+      const res = await api('/v1/sessions', { method: 'POST', key: streamKey, body: { agent_language: 'en' } });
+      const own = await res.json();
+      await stream.waitFor((e) => e.event === 'session.created' && e.data.data.id === own.id);
+      expect(stream.events.map((e) => e.data.data.id)).toEqual([own.id]);
+    }
     expect((await api(`/v1/sessions/${session.id}/stream`, { key: otherKey })).status).toBe(404);
     for (const stream of [other, live, mine]) stream.close();
   });
