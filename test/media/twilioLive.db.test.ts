@@ -7,7 +7,7 @@ import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audi
 import { backendName } from '../support/databases.js';
 import { FRAME_BYTES as INTERPRETER_FRAME_BYTES, negatePcm16, startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
 import { startTwilioStandIn, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
-import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
 import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, waitUntil, wsBase } from './support.js';
 import { TwilioClient } from './twilioClient.js';
 
@@ -28,12 +28,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     });
     orgId = await t.createOrg({ balance: 10, voice_rate_per_minute: 0.6 });
     key = (await t.createKey(orgId, 'live')).key;
-    const res = await fetch(`${t.url}/admin/orgs/${orgId}/telephony`, {
-      method: 'PUT',
-      headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' }),
-    });
-    expect(res.status).toBe(200);
+    await t.setTelephony(orgId, { account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' });
   });
   afterAll(async () => {
     await t?.stop();

@@ -24,6 +24,8 @@ export interface TestServer {
   client(key?: string): ReturnType<typeof createClient<paths>>;
   createOrg(body?: Partial<paths['/admin/orgs']['post']['requestBody']['content']['application/json']>): Promise<string>;
   createKey(orgId: string, mode: 'live' | 'test', scopes?: string[]): Promise<{ id: string; key: string }>;
+  /** Sets the organization's telephony connector (PUT /admin/orgs/{org_id}/telephony). */
+  setTelephony(orgId: string, connector: { account_sid: string; auth_token: string; from_number: string }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,10 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       });
       if (response.status !== 201 || !data) throw new Error(`createKey: ${response.status}`);
       return { id: data.id, key: data.key };
+    },
+    async setTelephony(orgId, connector) {
+      const { response } = await admin.PUT('/admin/orgs/{org_id}/telephony', { params: { path: { org_id: orgId } }, body: connector });
+      if (response.status !== 200) throw new Error(`setTelephony: ${response.status}`);
     },
     async stop() {
       await server.stop();

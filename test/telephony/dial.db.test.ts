@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
 import { startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 
 const PUBLIC = 'https://calls.example.com';
@@ -15,12 +15,7 @@ describe(`dialling a phone through Twilio (${backendName})`, () => {
     t = await startTestServer({ PUBLIC_BASE_URL: PUBLIC, TWILIO_API_BASE_URL: twilio.url });
     orgId = await t.createOrg({ balance: 5 });
     key = (await t.createKey(orgId, 'live')).key;
-    const res = await fetch(`${t.url}/admin/orgs/${orgId}/telephony`, {
-      method: 'PUT',
-      headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' }),
-    });
-    expect(res.status).toBe(200);
+    await t.setTelephony(orgId, { account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' });
   });
   afterAll(async () => {
     await t?.stop();

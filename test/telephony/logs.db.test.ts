@@ -7,7 +7,7 @@ import { callApi, sine, waitUntil, wsBase } from '../media/support.js';
 import { TwilioClient } from '../media/twilioClient.js';
 import { backendName } from '../support/databases.js';
 import { startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
-import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
 
 describe(`the log of a dialled phone holds no secret (${backendName})`, () => {
   const lines: string[] = [];
@@ -29,12 +29,7 @@ describe(`the log of a dialled phone holds no secret (${backendName})`, () => {
   it('dials, streams, takes a callback, hangs up, and logs none of the secrets', async () => {
     const orgId = await t.createOrg({ balance: 5 });
     const key = (await t.createKey(orgId, 'live')).key;
-    const put = await fetch(`${t.url}/admin/orgs/${orgId}/telephony`, {
-      method: 'PUT',
-      headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' }),
-    });
-    expect(put.status).toBe(200);
+    await t.setTelephony(orgId, { account_sid: twilio.accountSid, auth_token: twilio.authToken, from_number: '+15005550006' });
     const calls = callApi(t);
     const call = await calls.createCall(key, { customer_language: 'fi' });
     twilio.refuse.add('+15005550001');
