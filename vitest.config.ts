@@ -13,7 +13,9 @@ const files = (suffix: string) => [`test/**/*${suffix}`, `src/**/*${suffix}`];
 export default defineConfig({
   test: {
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Starting a server on a fresh PGlite, or chromium, takes over a minute on a loaded 2-core machine;
+    // this is only how long a stuck hook is waited for, never a measure of speed.
+    hookTimeout: 180_000,
     // Forks, not threads: tests spawn processes and open PGlite data directories
     // guarded by a per-process lock.
     pool: 'forks',

@@ -26,14 +26,33 @@ function start(env: Record<string, string>): Started {
   return { child, output: () => output, exited };
 }
 
-async function waitFor(started: Started, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const match = started.output().match(pattern);
-    if (match) return match;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${pattern}; output:\n${started.output()}`);
+/** Resolves when the output matches `pattern` (waiting on the child's output, not on a clock); rejects if it exits first. */
+function waitFor(started: Started, pattern: RegExp): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = started.output().match(pattern);
+      if (!match) return;
+      stop();
+      resolve(match);
+    };
+    const exited = () => {
+      stop();
+      const match = started.output().match(pattern);
+      if (match) return resolve(match);
+      reject(new Error(`exited before ${pattern}; output:\n${started.output()}`));
+    };
+    const stop = () => {
+      started.child.stdout!.off('data', check);
+      started.child.stderr!.off('data', check);
+      started.child.off('close', exited);
+    };
+    // Registered after start()'s own listeners, so the output already holds each chunk when checked.
+    started.child.stdout!.on('data', check);
+    started.child.stderr!.on('data', check);
+    // 'close', not 'exit': by then every byte the child wrote has been read.
+    started.child.once('close', exited);
+    check();
+  });
 }
 
 describe('npm start on an embedded database', () => {
