@@ -8,7 +8,7 @@ import { backendName } from '../support/databases.js';
 import { FRAME_BYTES as INTERPRETER_FRAME_BYTES, negatePcm16, startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
 import { startTwilioStandIn, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, waitUntil, wsBase } from './support.js';
+import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, waitUntil, withServerClockStopped, wsBase } from './support.js';
 import { TwilioClient } from './twilioClient.js';
 
 describe(`a phone in a live interpreted call (${backendName})`, () => {
@@ -87,6 +87,54 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const seconds = charges.reduce((sum, row) => sum + Number(row.quantity), 0);
     expect(seconds).toBeGreaterThanOrEqual(1);
     expect(charges.reduce((sum, row) => sum + Number(row.amount_micros), 0)).toBe(-seconds * 10_000);
+    agentMic.close();
+  }, 60_000);
+
+  it("the agent's next turn clears what the phone still had of the last one: the phone hears the new turn at once", async () => {
+    const calls = callApi(t);
+    // Finnish is not a language of the translation model: the agent's speech goes to the realtime model,
+    // which answers each turn of speech with a response, a turn of interpreted speech.
+    const call = await calls.createCall(key, { agent_language: 'en', customer_language: 'fi' });
+    const sid = (await (await calls.api(`/v1/calls/${call.id}/dial`, key, { method: 'POST', body: { to: '+358400000001' } })).json()).twilio_call_sid;
+    const { url, token } = streamOf(sid);
+    const agentMic = await connect(streamUrl(t, await calls.join(call.id, call.agentKey)));
+    // A browser tab of the customer hears what the phone hears, unpaced: it shows when a turn has arrived.
+    const customerHears = await Listener.open(listenUrl(t, await calls.join(call.id, call.customerKey)));
+    const phone = await TwilioClient.open(url);
+    phone.start({ token });
+    // Audio for a stream whose token is still being checked is not queued for it: wait until it is in.
+    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 15_000, 'the phone stream admitted');
+    await customerHears.waitForFrame((frame) => frame.type === 'provenance', 15_000);
+
+    const silence = Buffer.alloc(INTERPRETER_FRAME_BYTES); // a silent frame ends a turn of speech
+    const turn1 = sine(48_000, 24_000, 440); // two seconds
+    const turn2 = sine(9_600, 24_000, 660); // 0.4 s
+    // The phone's clock stands still: it plays no further than its first frame, so turn 1 stays queued.
+    await withServerClockStopped(async () => {
+      await streamAudio(agentMic, Buffer.concat([turn1, silence]), 4_800);
+      await customerHears.waitForBytes(turn1.length, 15_000);
+      expect(phone.received.some((frame) => frame.event === 'clear')).toBe(false);
+      await streamAudio(agentMic, Buffer.concat([turn2, silence]), 4_800);
+      await customerHears.waitForBytes(turn1.length + turn2.length, 15_000);
+      await phone.waitFor((frame) => frame.event === 'clear');
+    });
+
+    const cleared = phone.received.findIndex((frame) => frame.event === 'clear');
+    const mediaBytes = (frames: typeof phone.received) =>
+      Buffer.concat(frames.filter((f) => f.event === 'media').map((f) => Buffer.from(f.media.payload, 'base64')));
+    const turn1Phone = turn1.length / 6; // 24 kHz PCM16 -> 8 kHz mu-law
+    expect(mediaBytes(phone.received.slice(0, cleared)).length).toBeLessThan(turn1Phone);
+
+    // After the clear the phone hears turn 2 from its first sample (the resampler's state runs on).
+    const downsampler = new Downsampler24kTo8k();
+    downsampler.process(negatePcm16(turn1));
+    const expected = pcm16ToMulaw(downsampler.process(negatePcm16(turn2))).subarray(0, -160);
+    await waitUntil(() => mediaBytes(phone.received.slice(cleared)).length >= expected.length, 15_000, 'turn 2 on the phone');
+    expect(mediaBytes(phone.received.slice(cleared)).subarray(0, expected.length).equals(expected)).toBe(true);
+    expect(t.server.media.stats().twilioClears).toBeGreaterThanOrEqual(1);
+
+    await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
+    await phone.closed;
     agentMic.close();
   }, 60_000);
 

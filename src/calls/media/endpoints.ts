@@ -53,6 +53,11 @@ export interface MediaSink extends EndpointBase {
   text?(frame: TextFrame): void;
   /** The other side changed its language: what this sink queued is stale (reconnect, clear a buffer). */
   otherLanguageChanged?(): void;
+  /**
+   * A new turn of what this sink hears begins (its audio follows): audio of earlier turns still
+   * queued is stale, and a sink that would otherwise lag behind the conversation drops it.
+   */
+  turnStarted?(): void;
   /** Unsent bytes held for this sink (stats). */
   readonly bufferedBytes?: number;
   readonly chunksSent?: number;

@@ -31,6 +31,12 @@ export interface InterpreterOptions {
   onAudio(pcm24k: Buffer): void;
   onCaption(caption: InterpreterCaption): void;
   onStatus(status: InterpreterStatus): void;
+  /**
+   * A new turn of interpreted speech begins; the audio that follows is its own. A listener still
+   * playing an earlier turn is behind the conversation (a phone drops what it has queued). Optional
+   * for engines that cannot tell turns apart.
+   */
+  onTurnStart?(): void;
 }
 
 export interface Interpreter {

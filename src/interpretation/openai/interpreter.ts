@@ -58,6 +58,7 @@ export class OpenAiRealtimeInterpreter implements Interpreter {
     const ctx: WireContext = {
       ready: () => this.socket.ready(),
       audio: (pcm) => this.callback(() => this.options.onAudio(pcm)),
+      turn: () => this.callback(() => this.options.onTurnStart?.()),
       caption: (caption) => this.callback(() => this.options.onCaption(caption)),
       send: (event) => this.socket.send(encode(event)),
       log: (level, message, details) => this.log(level, message, details),

@@ -114,6 +114,7 @@ export class RealtimeWire implements Wire {
         this.responseActive = true;
         this.requestedAt = 0;
         this.captions.responseCreated(readText(event.response?.id));
+        this.ctx.turn();
         return;
       case 'response.done':
         this.responseActive = false;

@@ -14,6 +14,8 @@ export interface WireContext {
   /** The session is configured: audio may flow. */
   ready(): void;
   audio(pcm: Buffer): void;
+  /** A new turn of interpreted speech begins (before its first audio). */
+  turn(): void;
   caption: CaptionSink;
   send(event: ClientEvent): void;
   log: InterpreterLogger;

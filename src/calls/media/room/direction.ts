@@ -207,6 +207,9 @@ export class Direction {
         onCaption: (caption) => {
           if (current()) this.caption(caption);
         },
+        onTurnStart: () => {
+          if (current()) this.outputs.interpreted.turnStarted();
+        },
         onStatus: (status) => {
           if (current()) this.status(generation, status);
         },

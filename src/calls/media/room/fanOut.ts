@@ -24,6 +24,11 @@ export class AudioOut {
     }, CHUNK_BYTES);
     this.chunker.push(pcm);
   }
+
+  /** A new turn of this stream begins: sinks that queue audio drop what is left of the earlier one. */
+  turnStarted(): void {
+    for (const sink of this.fanOut.sinks) sink.turnStarted?.();
+  }
 }
 
 export class SideFanOut {

@@ -68,6 +68,11 @@ class PhoneStream extends EndpointState implements MediaDuplex {
     this.connection.clearStale();
   }
 
+  /** The other side's next turn: if the phone is still behind on the last one, it skips the rest. */
+  turnStarted(): void {
+    if (this.connection.isBehind) this.connection.clearStale();
+  }
+
   protected close(reason: EndReason): void {
     this.connection.close(CLOSINGS[reason]);
   }
@@ -132,6 +137,11 @@ export class TwilioStreamConnection {
 
   get isActive(): boolean {
     return this.state === 'active';
+  }
+
+  /** Audio of at least one whole frame is still waiting to be sent: the phone is behind what it hears. */
+  get isBehind(): boolean {
+    return this.paced.queuedBytes >= FRAME_BYTES;
   }
 
   private receive(data: Buffer, isBinary: boolean): void {
