@@ -1,7 +1,7 @@
 // The import graph stays layered: `npm run check:imports` (part of `npm test`) fails on a cycle or on
 // an import that goes up a layer. From the top:
 //   composition  src/main.ts, src/server.ts, src/app.ts         wires everything
-//   http         handlers/, src/http/, src/web/                 requests, answers, pages, SSE
+//   http         handlers/, src/http/, src/web/, src/console/   requests, answers, pages, SSE
 //   transports   src/calls/media/transports/                    connections turned into media endpoints
 //   domain       calls, sessions, translation, ..., media core  rules; no HTTP, no transport
 //   foundation   src/db, src/config, src/errors, src/ids, src/logging, src/secretStrength.ts, the
@@ -30,9 +30,9 @@ module.exports = {
       comment: 'Rules live in services: they never see requests, responses, pages or the HTTP server.',
       from: {
         path: '^src/',
-        pathNot: '^src/(main|server|app|appContext)\\.ts$|^src/(http|web)/|^src/generated/operations\\.ts$|^src/calls/media/transports/',
+        pathNot: '^src/(main|server|app|appContext)\\.ts$|^src/(http|web|console)/|^src/generated/operations\\.ts$|^src/calls/media/transports/',
       },
-      to: { path: '^handlers/|^src/(http|web)/|^src/(main|server|app)\\.ts$|node_modules/(@types/)?express/' },
+      to: { path: '^handlers/|^src/(http|web|console)/|^src/(main|server|app)\\.ts$|node_modules/(@types/)?express/' },
     },
     {
       name: 'nothing-imports-the-composition-root',

@@ -53,6 +53,12 @@ const OPERATIONS = {
   'DELETE /admin/keys/{key_id}': {
     prepare: async (ctx) => ({ params: { key_id: (await ctx.createKey('test')).id } }),
   },
+  // The `before` examples name rows this server does not have: the first page instead.
+  'GET /admin/orgs': { prepare: async () => ({ query: {} }) },
+  'GET /admin/orgs/{org_id}/ledger': { prepare: async () => ({ query: {} }) },
+  'DELETE /admin/apps/{client_id}': {
+    prepare: async (ctx) => ({ params: { client_id: (await ctx.createApp()).client_id } }),
+  },
 
   // calls
   'GET /v1/calls/{call_id}': { prepare: withCall },
@@ -96,8 +102,15 @@ const OPERATIONS = {
   },
 
   // oauth (Dredd does not use examples of form bodies)
-  'POST /oauth2/token': { skip: 'needs an installed app and an authorization code; the admin API makes neither' },
-  'POST /oauth2/revoke': { prepare: async () => ({ form: { token: 'srt_not_a_real_token' } }) },
+  'POST /oauth2/token': { skip: 'needs a code, which only a member approving on the consent page makes (test/oauth drives it)' },
+  'POST /oauth2/revoke': {
+    prepare: async (ctx) => {
+      const app = await ctx.createApp();
+      return { form: { token: 'spk_rt_not_a_real_token', client_id: app.client_id, client_secret: app.client_secret } };
+    },
+  },
+  'GET /oauth2/authorize': { skip: 'a browser page (x-page: HTML, cookies, redirects); test/oauth drives it' },
+  'POST /oauth2/authorize': { skip: 'a browser page (x-page: HTML, cookies, redirects); test/oauth drives it' },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +191,7 @@ const ctx = {
     const created = await ctx.admin('POST', `/admin/orgs/${ctx.orgId}/keys`, { mode, ...(scopes ? { scopes } : {}) }, 201);
     return { id: created.id, key: created.key };
   },
+  createApp: () => ctx.admin('POST', '/admin/apps', { name: 'Contract App', redirect_uris: ['https://app.example/cb'], scopes: ['account:read'] }, 201),
   createCall: (overrides = {}, mode = 'test') =>
     ctx.api('POST', '/v1/calls', { agent_language: 'en', agent_name: 'Alice', customer_language: 'fi', customer_name: 'Matti', video: false, metadata: { ticket: 4711, priority: 'high' }, ...overrides }, 201, mode),
   createSession: (overrides = {}, mode = 'test') =>

@@ -1,11 +1,13 @@
 import express from 'express';
 import type { AppContext } from './appContext.js';
-import { publicCors } from './http/cors.js';
+import { consoleRouter } from './console/router.js';
+import { applyPublicCors } from './http/cors.js';
 import { errorHandler } from './http/errorHandler.js';
-import { requestLog } from './http/requestLog.js';
-import { operationsRouter } from './http/router.js';
-import { noSniff } from './http/securityHeaders.js';
+import { logRequest } from './http/requestLog.js';
+import { operationsRouter, unmatchedOperation } from './http/router.js';
+import { setNoSniff } from './http/securityHeaders.js';
 import { twilioWebhooksRouter } from './http/twilioWebhooks.js';
+import { authorizePageRouter } from './web/authorizePage.js';
 import { callPageRouter } from './web/callPage.js';
 import { chatPageRouter } from './web/chatPage.js';
 import { docsRouter } from './web/docs.js';
@@ -16,14 +18,21 @@ export function createApp(app: AppContext): express.Express {
   // The same rule as per-address limits use (FailedAttempts.addressOf): X-Forwarded-For only from
   // the configured number of proxies, so req.ip and req.protocol cannot be set by a client.
   server.set('trust proxy', app.config.trustProxyHops);
-  server.use(requestLog(app.logger));
-  server.use(noSniff());
-  server.use(publicCors());
+  // What every request gets, in one layer: its id and log line, nosniff, CORS on the public endpoints.
+  server.use((req, res, next) => {
+    logRequest(app.logger, req, res);
+    setNoSniff(res);
+    if (!applyPublicCors(req, res)) next();
+  });
+  // The operations first: no operation's path is also a page's, and most requests are operations.
+  server.use(operationsRouter(app));
   server.use(docsRouter());
   server.use(chatPageRouter());
+  server.use(consoleRouter(app));
   server.use(twilioWebhooksRouter(app));
   server.use(callPageRouter());
-  server.use(operationsRouter(app));
+  server.use(authorizePageRouter(app));
+  server.use(unmatchedOperation());
   server.use(errorHandler(app.logger));
   return server;
 }

@@ -28,7 +28,8 @@ export interface Config {
   logLevel: string;
   /** Validate every response against the contract (tests switch this on; a violation becomes a 500). */
   validateResponses: boolean;
-  rateLimit: { requestsPerWindow: number; windowMs: number };
+  /** Requests per window of each API key, and of each app connection (OAuth access tokens). */
+  rateLimit: { requestsPerWindow: number; appRequestsPerWindow: number; windowMs: number };
   /** Refused credentials and unknown ids per client address (guessing); beyond: 429 without checking. */
   failedAttempts: { perWindow: number; windowMs: number };
   /**
@@ -43,6 +44,8 @@ export interface Config {
   credentialCache: { ttlMs: number; maxEntries: number };
   /** Comment lines that keep idle event streams open through proxies. */
   sseHeartbeatMs: number;
+  /** The organization console: how long a member's sign-in lasts, how many wrong passwords an email may take. */
+  console: ConsoleSettings;
   /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
   instanceHeartbeatMs: number;
   /** How long and how many connections a client may hold (README "Limits"). */
@@ -66,6 +69,14 @@ export interface Config {
     libreTranslate: { url: string | undefined; apiKey: string | undefined };
     twilioApiBaseUrl: string | undefined;
   };
+}
+
+export interface ConsoleSettings {
+  /** A console session ends this long after sign-in (CONSOLE_SESSION_TTL_SECONDS, default 12 hours). */
+  sessionTtlMs: number;
+  /** Failed sign-ins per email per window (beyond: 429 for that email, whatever the address). */
+  signInFailuresPerEmail: number;
+  signInFailureWindowMs: number;
 }
 
 export interface IceServer {
@@ -300,6 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
     validateResponses: flag('VALIDATE_RESPONSES'),
     rateLimit: {
       requestsPerWindow: integer('RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+      appRequestsPerWindow: integer('APP_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
       windowMs: 60_000,
     },
     failedAttempts: {
@@ -312,6 +324,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxEntries: integer('CREDENTIAL_CACHE_SIZE', 10_000, 1, 10_000_000),
     },
     sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
+    console: {
+      sessionTtlMs: integer('CONSOLE_SESSION_TTL_SECONDS', 12 * 3600, 60, 30 * 24 * 3600) * 1000,
+      signInFailuresPerEmail: integer('SIGN_IN_FAILURES_PER_EMAIL', 10, 1, 1_000_000),
+      signInFailureWindowMs: 15 * 60_000,
+    },
     instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
     connections,
     engines: {

@@ -24,6 +24,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly detail: string | ValidationIssue[],
     readonly headers: Record<string, string> = {},
+    /** Fields a protocol requires beside `detail` (OAuth's `error` and `error_description`). */
+    readonly fields: Record<string, string> = {},
   ) {
     super(typeof detail === 'string' ? detail : 'request validation failed');
     this.name = 'ApiError';
@@ -38,6 +40,11 @@ export const errors = {
   missingCredentials: () =>
     new ApiError(401, 'missing API key: send Authorization: Bearer <key> or X-Api-Key: <key>'),
   invalidApiKey: () => new ApiError(401, 'invalid API key: unknown, revoked or expired'),
+  invalidAccessToken: () =>
+    new ApiError(401, 'invalid access token: unknown, revoked or expired', { 'WWW-Authenticate': 'Bearer error="invalid_token"' }),
+  /** RFC 6749 5.2: `error` and `error_description`, and `detail` like every other error of this API. */
+  oauth: (status: 400 | 401, error: string, description: string, headers: Record<string, string> = {}) =>
+    new ApiError(status, description, { 'Cache-Control': 'no-store', ...headers }, { error, error_description: description }),
   invalidAdminToken: () => new ApiError(401, 'invalid admin token'),
   invalidCallKey: () => new ApiError(401, 'missing or invalid X-Call-Key for this call'),
   invalidChatKey: () => new ApiError(401, 'missing or invalid X-Chat-Key: this chat link is no longer valid'),
@@ -49,6 +56,8 @@ export const errors = {
     ),
   missingScope: (scope: string) => new ApiError(403, `missing scope: ${scope}`),
   invalidTwilioSignature: () => new ApiError(403, 'invalid X-Twilio-Signature'),
+  invalidCsrfToken: () =>
+    new ApiError(403, 'missing or invalid CSRF token, or a form sent from another site; reload the page and try again'),
   notFound: (what = 'resource') => new ApiError(404, `${what} not found`),
   routeNotFound: (method: string, path: string) => new ApiError(404, `no such endpoint: ${method} ${path}`),
   methodNotAllowed: (method: string, allowed: string[]) =>

@@ -1,6 +1,7 @@
 // Housekeeping that runs inside the server on a timer. Every job is idempotent, so several instances
 // running it at once do no harm.
 import type { AppContext } from './appContext.js';
+import { purgeExpiredMemberSessions } from './members/sessions.js';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency.js';
 import { eraseExpiredData } from './sessions/retention.js';
 
@@ -12,7 +13,8 @@ export function startPeriodicJobs(app: AppContext, everyMs = HOUR_MS): () => voi
     try {
       const purged = await purgeExpiredIdempotencyKeys(app.db);
       const erased = await eraseExpiredData(app.db);
-      app.logger.info({ idempotencyKeys: purged, ...erased }, 'expired data erased');
+      const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
+      app.logger.info({ idempotencyKeys: purged, memberSessions, ...erased }, 'expired data erased');
     } catch (err) {
       app.logger.error({ err }, 'periodic job failed');
     }

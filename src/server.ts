@@ -121,6 +121,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       principals: new PrincipalCache(revocations, config.credentialCache),
       eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
+      now: Date.now,
       audioSocketPort: config.audioSocketPort,
     };
     const stopJobs = startPeriodicJobs(app);

@@ -36,7 +36,7 @@ export const PROBES: Record<string, (dataDir: string) => Promise<unknown>> = {
     const { default: express } = await import('express');
     const { contractValidator } = await import('../../src/http/validation.js');
     const app = express();
-    app.use(contractValidator({ config: { validateResponses: false } } as never).forOperation());
+    app.use(contractValidator({ config: { validateResponses: false } } as never).forOperation({ method: 'get', path: '/v1/account' }));
     app.use((_req, res) => void res.end());
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));

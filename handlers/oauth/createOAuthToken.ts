@@ -1,3 +1,8 @@
-import { defineHandler, notImplemented } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
+import { issueTokens } from '../../src/oauth/tokenEndpoint.js';
 
-export default defineHandler<'createOAuthToken'>(notImplemented('createOAuthToken'));
+export default defineHandler<'createOAuthToken'>(async ({ app, body, clientAuthorization }) => ({
+  status: 200,
+  body: await issueTokens(app, clientAuthorization, body),
+  headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+}));

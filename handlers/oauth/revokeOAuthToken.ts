@@ -1,3 +1,7 @@
-import { defineHandler, notImplemented } from '../../src/http/handler.js';
+import { defineHandler } from '../../src/http/handler.js';
+import { revokeToken } from '../../src/oauth/tokenEndpoint.js';
 
-export default defineHandler<'revokeOAuthToken'>(notImplemented('revokeOAuthToken'));
+export default defineHandler<'revokeOAuthToken'>(async ({ app, body, clientAuthorization }) => {
+  await revokeToken(app, clientAuthorization, body);
+  return { status: 200, body: {} };
+});

@@ -4,7 +4,7 @@
 // that failed after its revocation committed). While the bus cannot hear other instances, nothing is
 // answered from memory. A lookup that was under way while any revocation was announced is not kept:
 // it may have read the key just before the revocation committed.
-import type { ApiPrincipal } from './principal.js';
+import { credentialIdOf, type ApiPrincipal } from './principal.js';
 import type { RevocationBus } from './revocation.js';
 
 export interface PrincipalCacheOptions {
@@ -76,7 +76,7 @@ export class PrincipalCache {
   private forget(credentialId: string): void {
     this.generation += 1;
     // Revocations are rare and the cache is bounded: a scan is simpler than a second index.
-    for (const [keyHash, entry] of this.entries) if (entry.principal.keyId === credentialId) this.entries.delete(keyHash);
+    for (const [keyHash, entry] of this.entries) if (credentialIdOf(entry.principal) === credentialId) this.entries.delete(keyHash);
   }
 
   private clear(): void {

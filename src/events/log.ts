@@ -3,7 +3,8 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import type { BusEvent, EventScope, NewEvent } from './types.js';
+import { actingApp } from '../oauth/actingApp.js';
+import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
 
 interface EventRow {
   seq: number;
@@ -24,7 +25,8 @@ const toBusEvent = (row: EventRow): BusEvent => ({
   seq: row.seq,
 });
 
-function payloadOf(event: NewEvent) {
+function payloadOf(event: NewEvent): EventPayload {
+  const app = actingApp();
   return {
     id: newId('evt'),
     type: event.type,
@@ -32,6 +34,7 @@ function payloadOf(event: NewEvent) {
     livemode: event.mode === 'live',
     metadata: event.metadata,
     data: event.data,
+    ...(app ? { app_id: app } : {}),
   };
 }
 
@@ -48,6 +51,7 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
       session_id: event.sessionId ?? null,
       call_id: event.callId ?? null,
       message_id: event.messageId ?? null,
+      app_id: payload.app_id ?? null,
       payload: payloadJson,
     } as never)
     .returning('seq');

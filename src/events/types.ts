@@ -11,6 +11,8 @@ export interface EventPayload {
   livemode: boolean;
   metadata: Metadata;
   data: unknown;
+  /** The installed app whose request made the change (absent for API keys and customers). */
+  app_id?: string;
 }
 
 /** An event inside the server: the payload plus what streams filter and resume on. */

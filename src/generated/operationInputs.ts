@@ -2,9 +2,16 @@
 
 /** How each operation is authenticated, and which of its multipart fields carry files. */
 export interface OperationInputs {
+  adminCreateApp: { auth: 'admin'; files: never };
   adminCreateKey: { auth: 'admin'; files: never };
+  adminCreateMember: { auth: 'admin'; files: never };
   adminCreateOrg: { auth: 'admin'; files: never };
   adminCreditOrg: { auth: 'admin'; files: never };
+  adminDeleteApp: { auth: 'admin'; files: never };
+  adminGetOrg: { auth: 'admin'; files: never };
+  adminListKeys: { auth: 'admin'; files: never };
+  adminListLedger: { auth: 'admin'; files: never };
+  adminListOrgs: { auth: 'admin'; files: never };
   adminRevokeKey: { auth: 'admin'; files: never };
   adminSetTelephony: { auth: 'admin'; files: never };
   closeSession: { auth: 'api'; files: never };
@@ -12,7 +19,7 @@ export interface OperationInputs {
   createCallLink: { auth: 'api'; files: never };
   createCustomerLink: { auth: 'api'; files: never };
   createMessage: { auth: 'api'; files: never };
-  createOAuthToken: { auth: 'none'; files: never };
+  createOAuthToken: { auth: 'oauthClient'; files: never };
   createPhoneLine: { auth: 'api'; files: never };
   createSession: { auth: 'api'; files: never };
   createVoiceMessage: { auth: 'api'; files: 'audio' };
@@ -36,7 +43,7 @@ export interface OperationInputs {
   postChatMessage: { auth: 'chatKey'; files: never };
   postChatTyping: { auth: 'chatKey'; files: never };
   postChatVoiceMessage: { auth: 'chatKey'; files: 'audio' };
-  revokeOAuthToken: { auth: 'none'; files: never };
+  revokeOAuthToken: { auth: 'oauthClient'; files: never };
   sendTyping: { auth: 'api'; files: never };
   streamChat: { auth: 'chatKey'; files: never };
   streamEvents: { auth: 'api'; files: never };

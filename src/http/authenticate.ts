@@ -4,6 +4,7 @@ import type { AppContext } from '../appContext.js';
 import type { ApiPrincipal } from '../auth/principal.js';
 import { callForSide } from '../calls/calls.js';
 import { ApiError, errors } from '../errors.js';
+import { authenticateAccessToken, isAccessToken } from '../oauth/accessTokens.js';
 import { authenticateApiKey } from '../services/apiKeys.js';
 import { sessionForCustomer } from '../sessions/sessions.js';
 import type { CallSide, ChatAccess } from './handler.js';
@@ -34,7 +35,7 @@ export function authenticateApi(app: AppContext) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const credential = presentedCredential(req);
     if (credential === undefined) throw errors.missingCredentials();
-    req.principal = await authenticateApiKey(app, credential);
+    req.principal = isAccessToken(credential) ? await authenticateAccessToken(app, credential) : await authenticateApiKey(app, credential);
     next();
   };
 }

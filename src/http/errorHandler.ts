@@ -90,6 +90,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.end();
       return;
     }
-    res.status(apiError.status).set(apiError.headers).json({ detail: apiError.detail });
+    res.status(apiError.status).set(apiError.headers).json({ ...apiError.fields, detail: apiError.detail });
   };
 }

@@ -55,6 +55,8 @@ interface ResolvedBy {
   api: { principal: ApiPrincipal };
   callKey: { callSide: CallSide };
   chatKey: { chat: ChatAccess };
+  /** The OAuth endpoints: the app's `Authorization` header (HTTP Basic), if it sent one. */
+  oauthClient: { clientAuthorization: string | null };
   admin: Record<never, never>;
   none: Record<never, never>;
 }
@@ -126,7 +128,7 @@ export interface OperationEntry {
   expressPath: string;
   tag: string;
   scope: string | null;
-  auth: 'api' | 'callKey' | 'chatKey' | 'admin' | 'none';
+  auth: 'api' | 'callKey' | 'chatKey' | 'admin' | 'oauthClient' | 'none';
   // Method syntax on purpose: each handler is typed against its own operation, and the table, which
   // only calls it with what the validator and the guards let through, accepts them all.
   handler(input: UntypedHandlerInput): Promise<Answer>;
@@ -141,5 +143,6 @@ export interface UntypedHandlerInput {
   principal?: ApiPrincipal;
   callSide?: CallSide;
   chat?: ChatAccess;
+  clientAuthorization?: string | null;
   files?: Partial<Record<string, UploadedFile>>;
 }

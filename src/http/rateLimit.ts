@@ -5,7 +5,7 @@ import { errors } from '../errors.js';
 /** Which rolling window a request counts in. */
 export type RateLimitBucket = (req: Request) => string;
 
-/** API keys (and later apps) each have their own window. */
+/** API keys and app connections each have their own window. */
 export const perPrincipal: RateLimitBucket = (req) => {
   if (!req.principal) throw new Error('rate limit needs an authenticated principal');
   return req.principal.rateLimitKey;
@@ -27,9 +27,10 @@ export const perSession: RateLimitBucket = (req) => {
 
 /** Counts the request against its window and reports the window in headers. */
 export function rateLimit(app: AppContext, bucket: RateLimitBucket) {
-  const { requestsPerWindow, windowMs } = app.config.rateLimit;
+  const { requestsPerWindow, appRequestsPerWindow, windowMs } = app.config.rateLimit;
   return async (req: Request, res: Response, next: NextFunction) => {
-    const result = await app.rateLimits.hit(bucket(req), requestsPerWindow, windowMs);
+    const limit = req.principal?.kind === 'app' ? appRequestsPerWindow : requestsPerWindow;
+    const result = await app.rateLimits.hit(bucket(req), limit, windowMs);
     res.set({
       'X-RateLimit-Limit': String(result.limit),
       'X-RateLimit-Remaining': String(result.remaining),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { redactUrl } from '../logging/redact.js';
 
@@ -11,27 +11,24 @@ const SAFE_REQUEST_ID = /^[\w.:-]{1,100}$/;
  * that one serialised every request's headers through several layers of objects, a large part of the
  * cost of a fast request. Credential headers are not logged at all, and secrets in the URL are redacted.
  */
-export function requestLog(logger: Logger) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const started = performance.now();
-    const incoming = req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.requestId = requestId;
-    res.setHeader('X-Request-Id', requestId);
-    res.once('close', () => {
-      const status = res.statusCode;
-      const level = status >= 500 ? 'error' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          requestId,
-          req: { method: req.method, url: redactUrl(req.originalUrl), remoteAddress: req.socket.remoteAddress },
-          res: { statusCode: status },
-          responseTime: Math.round(performance.now() - started),
-        },
-        res.writableFinished ? 'request completed' : 'request aborted',
-      );
-    });
-    next();
-  };
+export function logRequest(logger: Logger, req: Request, res: Response): void {
+  const started = performance.now();
+  const incoming = req.headers['x-request-id'];
+  const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  req.requestId = requestId;
+  res.setHeader('X-Request-Id', requestId);
+  res.once('close', () => {
+    const status = res.statusCode;
+    const level = status >= 500 ? 'error' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      {
+        requestId,
+        req: { method: req.method, url: redactUrl(req.originalUrl), remoteAddress: req.socket.remoteAddress },
+        res: { statusCode: status },
+        responseTime: Math.round(performance.now() - started),
+      },
+      res.writableFinished ? 'request completed' : 'request aborted',
+    );
+  });
 }

@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import { errors } from '../errors.js';
 import { operationTable } from '../generated/operations.js';
@@ -12,6 +12,8 @@ import {
 } from './authenticate.js';
 import type { Answer, JsonAnswer, OperationEntry, UploadedFile } from './handler.js';
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
+import { actingAs } from '../oauth/actingApp.js';
+import { toApiError } from './errorHandler.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
 import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
@@ -20,19 +22,29 @@ import { requestFingerprint, requestRefFor, runIdempotently } from '../services/
 /**
  * Every operation of the contract, in the order a careful API answers: who are you (401), too many
  * requests (429), may you (403), is the request well-formed (422), then the handler.
+ *
+ * A request is handed only to the operations that could match its path: those with the same number
+ * of segments and the same first segment (every contract path starts with a literal one). Each such
+ * group is an Express router of its operations in the contract's order, so Express still matches,
+ * decodes and runs them as before; a request no longer tries the regular expression of every route.
+ * A request no operation matches goes on (to the pages, then to `unmatchedOperation`).
  */
-export function operationsRouter(app: AppContext): express.Router {
-  const router = express.Router();
+export function operationsRouter(app: AppContext): RequestHandler {
   const validate = contractValidator(app);
   const guards = {
     api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app, perPrincipal), requireScope(op.scope!)],
     admin: () => [authenticateAdmin(app)],
     callKey: () => [authenticateCallKey(app), rateLimit(app, perCall)],
     chatKey: () => [authenticateChatKey(app), rateLimit(app, perSession)],
+    // The app authenticates inside the grant (RFC 6749 2.3), whose errors have their own shape.
+    oauthClient: () => [],
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 
+  const groups = new Map<string, express.Router>();
   for (const op of operationTable) {
+    const key = groupOf(op.path);
+    const router = groups.get(key) ?? groups.set(key, express.Router()).get(key)!;
     const body = documentedBody(op);
     router[op.method](
       op.expressPath,
@@ -40,13 +52,31 @@ export function operationsRouter(app: AppContext): express.Router {
       storablePath,
       ...guards[op.auth](op),
       ...(body ? [body] : []),
-      ...validate.forOperation(),
+      ...validate.forOperation(op),
+      ...(op.auth === 'oauthClient' ? [asOAuthError] : []),
       storableInput(op),
       invoke(app, op),
     );
   }
-  router.use(unmatched());
-  return router;
+  return (req, res, next) => {
+    const router = groups.get(groupOf(req.path));
+    if (router) router(req, res, next);
+    else next();
+  };
+}
+
+const TRAILING_SLASHES = /\/+$/;
+
+/**
+ * Segment count and first segment of a path, as Express compares them (case-insensitively, trailing
+ * slashes ignored): a path can only match the operations of its own group.
+ */
+function groupOf(path: string): string {
+  const trimmed = path.replace(TRAILING_SLASHES, '').toLowerCase();
+  let segments = 0;
+  for (let at = trimmed.indexOf('/'); at >= 0; at = trimmed.indexOf('/', at + 1)) segments++;
+  const secondSlash = trimmed.indexOf('/', 1);
+  return `${segments} ${secondSlash < 0 ? trimmed : trimmed.slice(0, secondSlash)}`;
 }
 
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
@@ -69,7 +99,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
   return async (req: Request, res: Response) => {
     const idempotencyKey = op.method === 'post' && req.principal ? req.get('idempotency-key') : undefined;
     const files = uploadedFiles(req);
-    const run = (requestRef: string | null) =>
+    const handle = (requestRef: string | null) =>
       op.handler({
         app,
         params: req.params,
@@ -79,8 +109,11 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
         principal: req.principal,
         callSide: req.callSide,
         chat: req.chat,
+        clientAuthorization: op.auth === 'oauthClient' ? (req.get('authorization') ?? null) : undefined,
         files,
       });
+    const principal = req.principal;
+    const run = principal?.kind === 'app' ? (requestRef: string | null) => actingAs(principal.appId, () => handle(requestRef)) : handle;
     // Events the operation commits are published once its answer is out: the client is not kept waiting
     // for the fan-out to every stream. An event stream's answer lasts, so its hold ends when it starts.
     const publications = app.events.hold();
@@ -133,13 +166,25 @@ async function send(app: AppContext, req: Request, res: Response, answer: Answer
   else res.status(answer.status).json(answer.body);
 }
 
+/**
+ * A request the OAuth endpoints cannot read is RFC 6749's `invalid_request` (400), in its shape, rather
+ * than this API's 422; the problems found are its description.
+ */
+const asOAuthError: ErrorRequestHandler = (err, req, _res, next) => {
+  const apiError = toApiError(err, req);
+  if (apiError.status !== 422 && apiError.status !== 400) return next(apiError);
+  const description =
+    typeof apiError.detail === 'string' ? apiError.detail : apiError.detail.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; ');
+  next(errors.oauth(400, 'invalid_request', description));
+};
+
 const templates = operationTable.map((op) => ({
   method: op.method.toUpperCase(),
   pattern: new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
 
 /** JSON 404 for unknown paths and 405 (with Allow) for a known path with another method. */
-function unmatched() {
+export function unmatchedOperation(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const allowed = templates.filter((t) => t.pattern.test(req.path)).map((t) => t.method);
     next(allowed.length ? errors.methodNotAllowed(req.method, allowed) : errors.routeNotFound(req.method, req.path));

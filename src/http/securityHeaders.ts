@@ -1,12 +1,9 @@
 // Headers that keep browsers from misreading answers and pages from being abused.
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 /** Every answer: a browser takes the declared Content-Type at its word (no sniffing JSON into HTML). */
-export function noSniff(): RequestHandler {
-  return (_req, res, next) => {
-    res.set('X-Content-Type-Options', 'nosniff');
-    next();
-  };
+export function setNoSniff(res: Response): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
 }
 
 /**
@@ -30,12 +27,19 @@ const PAGE_SOURCES = [
   "connect-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
-  "form-action 'self'",
 ].join('; ');
+
+/**
+ * The Content-Security-Policy of an HTML page. Its forms post to this server; `formTargets` are the
+ * other origins a form may end on (browsers also check where a form's answer redirects to).
+ */
+export function pageSecurityPolicy(framing: Framing, formTargets: readonly string[] = []): string {
+  return `${PAGE_SOURCES}; form-action ${["'self'", ...formTargets].join(' ')}; frame-ancestors ${framing === 'anyone' ? '*' : "'self'"}`;
+}
 
 /** Content-Security-Policy (and the older X-Frame-Options where framing is ours only) for an HTML page. */
 export function pageSecurity(framing: Framing): RequestHandler {
-  const policy = `${PAGE_SOURCES}; frame-ancestors ${framing === 'anyone' ? '*' : "'self'"}`;
+  const policy = pageSecurityPolicy(framing);
   return (_req, res, next) => {
     res.set('Content-Security-Policy', policy);
     if (framing === 'self') res.set('X-Frame-Options', 'SAMEORIGIN');

@@ -16,8 +16,14 @@ const UPLOAD_LIMITS = { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, parts:
  * Built once; `forOperation` gives the middlewares of one operation. The library finds a request's
  * operation by compiling and trying every path of the contract on every request; our router has already
  * matched the operation, so each operation's match is taken from the library once and reused.
+ *
+ * Each stage of the library waits for a promise before it works, so a stage that has nothing to do
+ * still costs a turn of the event loop: the path-parameter stage only installs Express parameter
+ * hooks, once, and is left out after its first success; the upload stage only reads multipart bodies,
+ * and is left out of operations whose contract takes no body at all; the request stage checks
+ * parameters and bodies, and is left out of operations that take neither (/healthz, /v1/account).
  */
-export function contractValidator(app: AppContext): { forOperation(): RequestHandler[] } {
+export function contractValidator(app: AppContext): { forOperation(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler[] } {
   const middlewares = OpenApiValidator.middleware({
     apiSpec: withoutExamples(contractCopy()) as never,
     validateApiSpec: true,
@@ -29,13 +35,41 @@ export function contractValidator(app: AppContext): { forOperation(): RequestHan
     fileUploader: { limits: UPLOAD_LIMITS },
   }) as RequestHandler[];
   // express-openapi-validator 5.6 names its stages; a new version that renames them must be looked at.
-  const metadataIndex = middlewares.findIndex((middleware) => middleware.name === 'metadataMiddleware');
-  if (metadataIndex < 0) throw new Error('express-openapi-validator: no metadataMiddleware; check how it matches routes');
-  // Security is not validated by the library (our guards do it): its stage would only cost a promise.
-  const stages = middlewares.filter((middleware) => middleware.name !== 'securityMiddleware');
-  return {
-    forOperation: () => stages.map((stage) => (stage === middlewares[metadataIndex] ? matchedOnce(stage) : stage)),
+  const stage = (name: string) => {
+    const found = middlewares.find((middleware) => middleware.name === name);
+    if (!found) throw new Error(`express-openapi-validator: no ${name}; check its stages`);
+    return found;
   };
+  const pathParams = onceSucceeded(stage('pathParamsMiddleware'));
+  const metadata = stage('metadataMiddleware');
+  const multipart = stage('multipartMiddleware');
+  // Security is not validated by the library (our guards do it): its stage would only cost a promise.
+  const security = stage('securityMiddleware');
+  const request = stage('requestMiddleware');
+  return {
+    forOperation: (op) => {
+      const takesBody = documentedBodyTypes(op).length > 0;
+      const takesInput = takesBody || documentedParameters(op).length > 0;
+      return middlewares.flatMap((middleware) => {
+        if (middleware === security || (middleware === multipart && !takesBody) || (middleware === request && !takesInput)) return [];
+        if (middleware === metadata) return [matchedOnce(metadata)];
+        return [middleware === pathParams.stage ? pathParams.middleware : middleware];
+      });
+    },
+  };
+}
+
+/** A stage that has nothing left to do once it has succeeded: skipped from then on. */
+function onceSucceeded(stage: RequestHandler): { stage: RequestHandler; middleware: RequestHandler } {
+  let done = false;
+  const middleware: RequestHandler = (req, res, next) => {
+    if (done) return next();
+    stage(req, res, (err?: unknown) => {
+      if (!err) done = true;
+      next(err);
+    });
+  };
+  return { stage, middleware };
 }
 
 /** What the validator's metadata stage puts on a request (`req.openapi`). */
@@ -87,6 +121,12 @@ export function documentedBody(op: Pick<OperationEntry, 'method' | 'path'>): Req
     if (!accepted.includes(mediaType)) return next(errors.invalid([unsupportedType(mediaType, expected)]));
     next();
   };
+}
+
+/** The parameters (path, query, header, cookie) the contract gives the operation, its path's included. */
+function documentedParameters(op: Pick<OperationEntry, 'method' | 'path'>): unknown[] {
+  const pathItem = contract.paths[op.path];
+  return [...(pathItem?.parameters ?? []), ...(pathItem?.[op.method]?.parameters ?? [])];
 }
 
 /** The media types of the operation's request body (none: it takes no body). */

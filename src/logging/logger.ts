@@ -16,8 +16,12 @@ export function createLogger(options: LoggerOptions, destination?: DestinationSt
   return destination ? pino(settings, destination) : pino(settings);
 }
 
-/** The logger for `config`: its level, and the configured secrets scrubbed. */
-export function loggerFor(config: Config, destination?: DestinationStream): Logger {
+/**
+ * The logger for `config`: its level, and the configured secrets scrubbed. By default it writes to
+ * stdout without blocking: a request's log line is queued and written by the next free write instead of
+ * the request waiting for the write (pino flushes what is queued when the process exits).
+ */
+export function loggerFor(config: Config, destination: DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
   const { openai, deepl, libreTranslate } = config.engines;
   return createLogger(
     {

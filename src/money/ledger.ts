@@ -3,7 +3,9 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../auth/principal.js';
 import { errors } from '../errors.js';
+import { actingApp } from '../oauth/actingApp.js';
 import type { OrganizationRow } from '../services/organizationRows.js';
+import { fromMicros } from './amounts.js';
 import type { UsageKind } from './prices.js';
 
 export type LedgerKind = 'credit' | UsageKind;
@@ -30,6 +32,8 @@ export interface LedgerEntry {
   amount_micros: number;
   reference: string | null;
   request_ref: string | null;
+  /** The installed app whose request caused the entry, if one did. */
+  app_id: string | null;
   created_at: Date;
 }
 
@@ -56,6 +60,7 @@ export async function insertLedgerEntry(
       amount_micros: entry.amountMicros,
       reference: entry.reference,
       request_ref: entry.requestRef ?? null,
+      app_id: actingApp(),
     })
     .onConflict('request_ref')
     .ignore()
@@ -82,4 +87,34 @@ export async function bookEntry(trx: Knex.Transaction, entry: LedgerEntryInput):
   const org = await trx<OrganizationRow>('organizations').where({ id: entry.orgId }).first();
   if (!org) throw errors.notFound('organization');
   return org;
+}
+
+/** A ledger row as the operator reads it: amounts in the currency, not micro-units. */
+export interface LedgerRowOut {
+  id: number;
+  mode: Mode;
+  kind: LedgerKind;
+  quantity: number;
+  amount: number;
+  reference: string | null;
+  /** The installed app whose request caused the row, if one did. */
+  app_id: string | null;
+  created_at: string;
+}
+
+/** The organization's ledger newest first, `limit` rows, older than row `before` when given. */
+export async function listLedger(db: Knex, orgId: string, page: { limit: number; before?: number }): Promise<LedgerRowOut[]> {
+  const query = db<LedgerEntry>('ledger_entries').where({ org_id: orgId }).orderBy('id', 'desc').limit(page.limit);
+  if (page.before !== undefined) query.andWhere('id', '<', page.before);
+  const rows = await query.select('id', 'mode', 'kind', 'quantity', 'amount_micros', 'reference', 'app_id', 'created_at');
+  return rows.map((row) => ({
+    id: row.id,
+    mode: row.mode,
+    kind: row.kind,
+    quantity: row.quantity,
+    amount: fromMicros(row.amount_micros),
+    reference: row.reference,
+    app_id: row.app_id,
+    created_at: row.created_at.toISOString(),
+  }));
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { PrincipalCache } from '../auth/principalCache.js';
 import type { RevocationBus } from '../auth/revocation.js';
-import { ALL_SCOPES, type ApiPrincipal, type Mode, type Scope } from '../auth/principal.js';
+import { ALL_SCOPES, type KeyPrincipal, type Mode, type Scope } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { getOrganization } from './organizations.js';
@@ -16,6 +16,17 @@ interface ApiKeyRow {
   scopes: Scope[];
   created_at: Date;
   revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+/** A key as the operator may see it: never the key itself nor its hash. */
+export interface ApiKeyInfo {
+  id: string;
+  mode: Mode;
+  scopes: Scope[];
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
 }
 
 export interface CreatedApiKey {
@@ -56,15 +67,49 @@ export async function isApiKeyActive(db: Knex, keyId: string): Promise<boolean> 
  * The principal behind a presented key. Looked up in the database unless the cache knows it; the cache
  * forgets a key when its revocation is announced, so a revocation still applies to the next request.
  */
-export async function authenticateApiKey(deps: { db: Knex; principals: PrincipalCache }, presented: string): Promise<ApiPrincipal> {
+export async function authenticateApiKey(deps: { db: Knex; principals: PrincipalCache }, presented: string): Promise<KeyPrincipal> {
   if (!/^spk_(live|test)_[0-9A-Za-z]{16,200}$/.test(presented)) throw errors.invalidApiKey();
   const keyHash = hashSecret(presented);
   const principal = await deps.principals.principalFor(keyHash, () => activePrincipal(deps.db, keyHash));
-  if (!principal) throw errors.invalidApiKey();
+  if (!principal || principal.kind !== 'apiKey') throw errors.invalidApiKey();
+  noteKeyUse(deps.db, principal.keyId);
   return principal;
 }
 
-async function activePrincipal(db: Knex, keyHash: string): Promise<ApiPrincipal | undefined> {
+/** `last_used_at` is written at most this often per key (and instance). */
+export const KEY_USE_EVERY_MS = 60_000;
+
+/** Per database: when this process last wrote each key's last_used_at. */
+const keyUseWrites = new WeakMap<Knex, Map<string, number>>();
+
+/**
+ * Records that a key was used, at most once a minute per key: the request does not wait for the
+ * write, and a failed write is only a stale `last_used_at`, never a failed request.
+ */
+export function noteKeyUse(db: Knex, keyId: string, nowMs = Date.now()): void {
+  let written = keyUseWrites.get(db);
+  if (!written) keyUseWrites.set(db, (written = new Map()));
+  const last = written.get(keyId);
+  if (last !== undefined && nowMs - last < KEY_USE_EVERY_MS) return;
+  if (written.size >= 100_000) {
+    // Keys not used for a minute need no memory: the next use writes anyway.
+    for (const [id, at] of written) if (nowMs - at >= KEY_USE_EVERY_MS) written.delete(id);
+  }
+  written.set(keyId, nowMs);
+  try {
+    void db('api_keys')
+      .where({ id: keyId })
+      .update({ last_used_at: new Date(nowMs) })
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+  } catch {
+    // Never the request's problem.
+  }
+}
+
+async function activePrincipal(db: Knex, keyHash: string): Promise<KeyPrincipal | undefined> {
   const row = await db<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).whereNull('revoked_at').first('id', 'org_id', 'mode', 'scopes');
   return (
     row && {
@@ -76,4 +121,24 @@ async function activePrincipal(db: Knex, keyHash: string): Promise<ApiPrincipal 
       rateLimitKey: `key:${row.id}`,
     }
   );
+}
+
+/** Every key of the organization, revoked ones included, newest first. */
+export async function listApiKeys(db: Knex, orgId: string): Promise<ApiKeyInfo[]> {
+  await getOrganization(db, orgId);
+  const rows = await db<ApiKeyRow>('api_keys')
+    .where({ org_id: orgId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .select('id', 'mode', 'scopes', 'created_at', 'revoked_at', 'last_used_at');
+  return rows.map((row) => ({
+    id: row.id,
+    mode: row.mode,
+    scopes: row.scopes,
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+    last_used_at: row.last_used_at?.toISOString() ?? null,
+  }));
 }

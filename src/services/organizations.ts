@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import { creditBalance, fromMicros, fromNullableMicros, toMicros } from '../money/index.js';
-import { type OrganizationRow } from './organizationRows.js';
+import { getOrganization, type OrganizationRow } from './organizationRows.js';
 
 export { findOrganization, getOrganization, type OrganizationRow } from './organizationRows.js';
 
@@ -63,4 +63,19 @@ export async function createOrganization(db: Knex, input: NewOrganization): Prom
 /** Adds (or with a negative amount, takes) credit; invoiced organizations have no balance to credit. */
 export async function creditOrganization(db: Knex, orgId: string, amount: number): Promise<OrganizationRow> {
   return db.transaction((trx) => creditBalance(trx, orgId, toMicros(amount), 'admin credit'));
+}
+
+/** Organizations newest first, `limit` of them, older than `before` (an organization id) when given. */
+export async function listOrganizations(db: Knex, page: { limit: number; before?: string }): Promise<OrganizationRow[]> {
+  const query = db<OrganizationRow>('organizations').orderBy([
+    { column: 'created_at', order: 'desc' },
+    { column: 'id', order: 'desc' },
+  ]);
+  if (page.before !== undefined) {
+    const last = await getOrganization(db, page.before);
+    query.where((older) =>
+      older.where('created_at', '<', last.created_at).orWhere((same) => same.where('created_at', last.created_at).andWhere('id', '<', last.id)),
+    );
+  }
+  return query.limit(page.limit);
 }

@@ -11,6 +11,7 @@ import {
   assertOpen,
   DEFAULT_CUSTOMER_NAME,
   presentSession,
+  sessionClosed,
   sessionEvent,
   type SessionRow,
 } from './sessions.js';
@@ -176,21 +177,33 @@ export async function storeMessage(
   const reservations = translation ? [translation.reservation] : [];
   return releaseOnFailure(deps.db, reservations, () =>
     withEvents(deps.db, deps.events, async (trx, emit) => {
-      const current = await trx<SessionRow>('sessions').where({ id: session.id }).forUpdate().first();
-      assertOpen(current!);
-      const [row] = await trx<MessageRow>('messages')
-        .insert({
-          session_id: session.id,
+      // The session locked (a customer's also marked seen) and the message stored, in one statement:
+      // nothing is stored when the session was closed meanwhile.
+      const lockOpenSession =
+        input.sender === 'customer'
+          ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = :session AND status = 'open' RETURNING id`
+          : `SELECT id FROM sessions WHERE id = :session AND status = 'open' FOR UPDATE`;
+      const {
+        rows: [row],
+      } = await trx.raw<{ rows: MessageRow[] }>(
+        `WITH open AS (${lockOpenSession})
+         INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref)
+         SELECT open.id, :sender, :author, :kind, :text, :language, :agentText, :customerText, CAST(:translations AS jsonb), :requestRef FROM open
+         RETURNING *`,
+        {
+          session: session.id,
           sender: input.sender,
-          author_name: authorFor(session, input),
+          author: authorFor(session, input),
           kind: voicePart ? 'voice' : 'text',
           text: input.text,
           language,
-          ...sides,
-          translations: JSON.stringify(translations) as never,
-          request_ref: requestRef,
-        })
-        .returning('*');
+          agentText: sides.agent_text,
+          customerText: sides.customer_text,
+          translations: JSON.stringify(translations),
+          requestRef,
+        },
+      );
+      if (!row) throw sessionClosed();
       const recording = voicePart?.recording;
       const voice = recording ? { duration_seconds: recording.durationSeconds } : undefined;
       if (recording) {
@@ -207,9 +220,6 @@ export async function storeMessage(
           .update({ customer_language: language })
           .returning('*');
         await emit(sessionEvent(updated, 'session.updated', presentSession(updated)));
-      }
-      if (input.sender === 'customer') {
-        await trx('sessions').where({ id: session.id }).update({ customer_last_seen_at: trx.fn.now() });
       }
       await emit({
         ...sessionEvent(session, 'message.created', presentMessage(row, voice, agentAudioPath)),

@@ -121,8 +121,10 @@ export async function createSession(deps: SessionDeps, payer: Payer, input: NewS
 export const findSession = (db: Knex, payer: Payer, sessionId: string, lock = false) =>
   findOwned<SessionRow>(db, 'sessions', payer, sessionId, 'session', lock);
 
+export const sessionClosed = () => errors.conflict('the session is closed');
+
 export function assertOpen(session: SessionRow): void {
-  if (session.status !== 'open') throw errors.conflict('the session is closed');
+  if (session.status !== 'open') throw sessionClosed();
 }
 
 export interface SessionFilter {

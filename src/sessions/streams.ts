@@ -4,6 +4,7 @@ import type { AppContext } from '../appContext.js';
 import { credentialIdOf, type ApiPrincipal } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import type { EventStream } from '../realtime/eventStream.js';
+import { isConnectionActive } from '../oauth/connections.js';
 import { isApiKeyActive } from '../services/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
 import { customerAudioPath, type MessageOut } from './messages.js';
@@ -22,8 +23,8 @@ function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<EventStream, 
     holder: { id: `credential:${credentialId}`, limit, refusal: () => errors.tooManyStreams('API key', limit) },
     credential: {
       id: credentialId,
-      isActive: () => isApiKeyActive(app.db, principal.keyId),
-      refusal: errors.invalidApiKey,
+      isActive: () => (principal.kind === 'apiKey' ? isApiKeyActive(app.db, principal.keyId) : isConnectionActive(app.db, principal.connectionId)),
+      refusal: principal.kind === 'apiKey' ? errors.invalidApiKey : errors.invalidAccessToken,
     },
   };
 }

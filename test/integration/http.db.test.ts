@@ -123,14 +123,4 @@ describe(`HTTP surface (${backendName})`, () => {
     const made = await fetch(`${t.url}/healthz`, { headers: { 'X-Request-Id': 'bad id with spaces' } });
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
-
-  it('answers operations that are not built yet with a JSON 501', async () => {
-    const res = await fetch(`${t.url}/oauth2/revoke`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: 'token=abc',
-    });
-    expect(res.status).toBe(501);
-    expect((await res.json()).detail).toMatch(/not implemented/);
-  });
 });

@@ -45,6 +45,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ OPENAI_API_KEY: 'k', TRANSLATION_ENGINE: 'deepl' }).engines.translation).toBe('deepl');
   });
 
+  it('keeps console sessions 12 hours unless CONSOLE_SESSION_TTL_SECONDS says otherwise, and refuses nonsense', () => {
+    expect(loadConfig({}).console).toEqual({ sessionTtlMs: 12 * 3600_000, signInFailuresPerEmail: 10, signInFailureWindowMs: 15 * 60_000 });
+    expect(loadConfig({ CONSOLE_SESSION_TTL_SECONDS: '3600', SIGN_IN_FAILURES_PER_EMAIL: '5' }).console).toMatchObject({
+      sessionTtlMs: 3600_000,
+      signInFailuresPerEmail: 5,
+    });
+    expect(() => loadConfig({ CONSOLE_SESSION_TTL_SECONDS: '10' })).toThrow(/CONSOLE_SESSION_TTL_SECONDS must be a whole number from 60/);
+    expect(() => loadConfig({ SIGN_IN_FAILURES_PER_EMAIL: '0' })).toThrow(/SIGN_IN_FAILURES_PER_EMAIL must be a whole number from 1/);
+  });
+
   it('refuses a headers timeout longer than the request timeout', () => {
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(
       /HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS/,

@@ -30,6 +30,7 @@ describe('the last scrub of every log line', () => {
     ['an API key', 'key spk_live_AbCdEfGh0123456789abcdefGHIJKLMNOPqrstuvwx used', 'key spk_live_[redacted] used'],
     ['a test key', '"spk_test_AbCdEfGh0123456789"', '"spk_test_[redacted]"'],
     ['OAuth tokens', 'spk_at_AbCdEfGh01234567 and spk_rt_AbCdEfGh01234567', 'spk_at_[redacted] and spk_rt_[redacted]'],
+    ['an OAuth code and client secret', 'spk_ac_AbCdEfGh01234567 spk_cs_AbCdEfGh01234567', 'spk_ac_[redacted] spk_cs_[redacted]'],
     ['a call key', 'X ck_Zy8Xw7Vu6Ts5Rq4Po3Nm2Lk1Ji0Hg9Fe', 'X ck_[redacted]'],
     ['a chat key', '(chk_Zy8Xw7Vu6Ts5Rq4Po3)', '(chk_[redacted])'],
     ['an admin token', 'adm_test_loCgBylK8cKnlstx9M8yFf4f', 'adm_[redacted]'],

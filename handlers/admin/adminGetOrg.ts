@@ -1,0 +1,7 @@
+import { defineHandler } from '../../src/http/handler.js';
+import { getOrganization, presentOrganization } from '../../src/services/organizations.js';
+
+export default defineHandler<'adminGetOrg'>(async ({ app, params }) => ({
+  status: 200,
+  body: presentOrganization(await getOrganization(app.db, params.org_id)),
+}));

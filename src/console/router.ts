@@ -1,0 +1,135 @@
+// The organization console (`/console`): sign-in with email and password, the home page, sign-out.
+// Sessions live in an HttpOnly cookie; every state-changing form carries a CSRF token.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import type { AppContext } from '../appContext.js';
+import { pageSecurity } from '../http/securityHeaders.js';
+import { memberByPassword, normalEmail } from '../members/members.js';
+import { endMemberSession, startMemberSession } from '../members/sessions.js';
+import { homePage, signInPage } from './pages.js';
+import { checkCsrf, isForeignOrigin, isHttps, isSameOriginPath, readCookie, sessionCookieName, signedInMember, signInUrl } from './session.js';
+
+const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '../web/console');
+
+const WRONG_CREDENTIALS = 'Wrong email or password.';
+const HOME = '/console';
+
+/** The sign-in form's own CSRF token (before there is a session): a cookie the form must repeat. */
+const FORM_COOKIE = 'console_sign_in';
+
+const parseForm = express.urlencoded({ extended: false, limit: '16kb' });
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Text the database can hold (no NUL, no unpaired surrogate): anything else cannot be anybody's email or password. */
+const storable = (text: string) => !text.includes('\0') && !LONE_SURROGATE.test(text);
+
+const field = (body: unknown, name: string): string | undefined => {
+  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' ? value : undefined;
+};
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+export function consoleRouter(app: AppContext): express.Router {
+  const router = express.Router();
+  const cookieName = sessionCookieName(app);
+  const secure = isHttps(app);
+  const cookieBase = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
+
+  // Console pages are this server's own (never framed elsewhere) and never cached.
+  router.use('/console', pageSecurity('self'), (_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    res.set('Referrer-Policy', 'same-origin');
+    next();
+  });
+  router.use('/console-assets', express.static(assets, { index: false, maxAge: '5m' }));
+
+  const returnToOf = (req: express.Request): string => {
+    const raw = field(req.body, 'return_to') ?? (typeof req.query.return_to === 'string' ? req.query.return_to : undefined);
+    return isSameOriginPath(raw) ? raw : HOME;
+  };
+
+  const formToken = (req: express.Request, res: express.Response): string => {
+    const existing = readCookie(req, FORM_COOKIE);
+    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+    const token = randomBytes(32).toString('base64url');
+    res.cookie(FORM_COOKIE, token, { ...cookieBase, path: '/console' });
+    return token;
+  };
+
+  const showSignIn = (req: express.Request, res: express.Response, status: number, options: { email?: string; error?: string } = {}) => {
+    res.status(status).type('html').send(signInPage({ returnTo: returnToOf(req), formToken: formToken(req, res), ...options }));
+  };
+
+  router.get('/console/sign-in', async (req, res) => {
+    // Already signed in (an OAuth authorization sends members here too): straight on.
+    if (await signedInMember(app, req)) return res.redirect(303, returnToOf(req));
+    showSignIn(req, res, 200);
+  });
+
+  router.post('/console/sign-in', parseForm, async (req, res) => {
+    const email = field(req.body, 'email') ?? '';
+    const password = field(req.body, 'password') ?? '';
+    const sentToken = field(req.body, 'csrf_token') ?? '';
+    const cookieToken = readCookie(req, FORM_COOKIE) ?? '';
+    if (isForeignOrigin(req) || !cookieToken || !sameText(sentToken, cookieToken)) {
+      return showSignIn(req, res, 403, { email, error: 'This sign-in form has expired or came from another site. Please sign in again.' });
+    }
+    if (!email || !password) return showSignIn(req, res, 422, { email, error: 'Enter your email and password.' });
+
+    // Guessing: refused sign-ins count against the client's address and against the email.
+    const address = app.failedAttempts.addressOf(req);
+    const emailKey = `sign-in:${createHash('sha256').update(normalEmail(email)).digest('hex')}`;
+    const { signInFailuresPerEmail: perEmail, signInFailureWindowMs: windowMs } = app.config.console;
+    const addressWait = await app.failedAttempts.retryAfter(address);
+    const emailCheck = await app.rateLimits.peek(emailKey, perEmail, windowMs);
+    const wait = Math.max(addressWait, emailCheck.allowed ? 0 : emailCheck.retryAfterSeconds);
+    if (wait) {
+      res.set('Retry-After', String(wait));
+      return showSignIn(req, res, 429, { email, error: `Too many failed sign-ins. Try again in ${wait} seconds.` });
+    }
+
+    const member =
+      storable(email) && storable(password) && email.length <= 254 && password.length <= 1024
+        ? await memberByPassword(app.db, email, password)
+        : undefined;
+    if (!member) {
+      await app.failedAttempts.record(address);
+      await app.rateLimits.hit(emailKey, perEmail, windowMs);
+      return showSignIn(req, res, 401, { email, error: WRONG_CREDENTIALS });
+    }
+
+    // A new session each time (never one a visitor was handed before), the old one ended.
+    const previous = await signedInMember(app, req);
+    if (previous) await endMemberSession(app.db, previous.sessionId);
+    const ttlMs = app.config.console.sessionTtlMs;
+    const session = await startMemberSession(app.db, member.id, app.now(), ttlMs);
+    res.cookie(cookieName, session.token, { ...cookieBase, maxAge: ttlMs });
+    res.clearCookie(FORM_COOKIE, { ...cookieBase, path: '/console' });
+    res.redirect(303, returnToOf(req));
+  });
+
+  router.post('/console/sign-out', parseForm, async (req, res) => {
+    const member = await signedInMember(app, req);
+    if (member) {
+      checkCsrf(member, req);
+      await endMemberSession(app.db, member.sessionId);
+    }
+    res.clearCookie(cookieName, cookieBase);
+    res.redirect(303, '/console/sign-in');
+  });
+
+  router.get('/console', async (req, res) => {
+    const member = await signedInMember(app, req);
+    if (!member) return res.redirect(303, signInUrl(HOME));
+    res.type('html').send(homePage(member));
+  });
+
+  return router;
+}

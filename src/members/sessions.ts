@@ -1,0 +1,95 @@
+// Console sessions of members: a random token in an HttpOnly cookie (only its hash stored), a CSRF
+// token per session, a fixed lifetime (CONSOLE_SESSION_TTL_SECONDS).
+import type { Knex } from 'knex';
+import { hashSecret, newId, newSecret, randomBase62 } from '../ids.js';
+import type { MemberRole } from './members.js';
+
+interface MemberSessionRow {
+  id: string;
+  token_hash: string;
+  member_id: string;
+  csrf_secret: string;
+  created_at: Date;
+  expires_at: Date;
+  last_seen_at: Date;
+}
+
+export interface MemberSession {
+  sessionId: string;
+  csrfToken: string;
+  expiresAt: Date;
+  member: { id: string; orgId: string; orgName: string; email: string; role: MemberRole };
+}
+
+/** last_seen_at is written at most this often per session (not on every page). */
+const LAST_SEEN_EVERY_MS = 60_000;
+
+const TOKEN_PREFIX = 'cst_';
+
+/** Starts a session for `memberId`; the token goes to the cookie and nowhere else. */
+export async function startMemberSession(
+  db: Knex,
+  memberId: string,
+  nowMs: number,
+  ttlMs: number,
+): Promise<{ token: string; sessionId: string; expiresAt: Date }> {
+  const token = newSecret(TOKEN_PREFIX);
+  const id = newId('mses');
+  const now = new Date(nowMs);
+  const expiresAt = new Date(nowMs + ttlMs);
+  await db<MemberSessionRow>('member_sessions').insert({
+    id,
+    token_hash: hashSecret(token),
+    member_id: memberId,
+    csrf_secret: randomBase62(40),
+    created_at: now,
+    expires_at: expiresAt,
+    last_seen_at: now,
+  });
+  return { token, sessionId: id, expiresAt };
+}
+
+/** The session `token` opens at `nowMs`, with its member and organization; undefined when unknown or expired. */
+export async function findMemberSession(db: Knex, token: string, nowMs: number): Promise<MemberSession | undefined> {
+  if (!token.startsWith(TOKEN_PREFIX) || token.length > 100) return undefined;
+  const row = await db('member_sessions as s')
+    .join('members as m', 'm.id', 's.member_id')
+    .join('organizations as o', 'o.id', 'm.org_id')
+    .where('s.token_hash', hashSecret(token))
+    .first(
+      's.id',
+      's.csrf_secret',
+      's.expires_at',
+      's.last_seen_at',
+      'm.id as member_id',
+      'm.org_id',
+      'm.email',
+      'm.role',
+      'o.name as org_name',
+    );
+  if (!row) return undefined;
+  const expiresAt = new Date(row.expires_at);
+  if (expiresAt.getTime() <= nowMs) {
+    // Expired: gone for good (a later clean-up would remove it anyway).
+    await db('member_sessions').where({ id: row.id }).delete();
+    return undefined;
+  }
+  if (nowMs - new Date(row.last_seen_at).getTime() >= LAST_SEEN_EVERY_MS) {
+    await db('member_sessions').where({ id: row.id }).update({ last_seen_at: new Date(nowMs) });
+  }
+  return {
+    sessionId: row.id,
+    csrfToken: row.csrf_secret,
+    expiresAt,
+    member: { id: row.member_id, orgId: row.org_id, orgName: row.org_name, email: row.email, role: row.role },
+  };
+}
+
+export async function endMemberSession(db: Knex, sessionId: string): Promise<void> {
+  await db('member_sessions').where({ id: sessionId }).delete();
+}
+
+/** Deletes sessions that expired before `nowMs` (an expired session already opens nothing). */
+export async function purgeExpiredMemberSessions(db: Knex, nowMs: number): Promise<number> {
+  return db('member_sessions').where('expires_at', '<=', new Date(nowMs)).delete();
+}

@@ -1,0 +1,116 @@
+// The page where an organization's member approves an app (GET /oauth2/authorize) and its form
+// (POST /oauth2/authorize). A browser flow, described in the contract (x-page) and served here: HTML,
+// the console's session cookie, redirects. The rules live in ../oauth/authorization.ts.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type Response } from 'express';
+import type { AppContext } from '../appContext.js';
+import { signInUrl, signedInMember, checkCsrf, type SignedInMember } from '../console/session.js';
+import { ApiError } from '../errors.js';
+import { parseForm } from '../http/router.js';
+import { pageSecurityPolicy } from '../http/securityHeaders.js';
+import type { Scope } from '../auth/principal.js';
+import { contract } from '../http/contract.js';
+import {
+  approve,
+  backToApp,
+  checkAuthorization,
+  isProblem,
+  type AuthorizationParams,
+  type AuthorizationRequest,
+} from '../oauth/authorization.js';
+
+/** What each scope lets an app do, in the words of the contract (its OAuth2 security scheme). */
+const SCOPE_WORDS: Readonly<Record<Scope, string>> = contract.components.securitySchemes.OAuth2.flows.authorizationCode.scopes;
+
+const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oauth');
+const AUTHORIZE_PATH = '/oauth2/authorize';
+const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+
+const escape = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(title)}</title><link rel="stylesheet" href="/oauth2-assets/consent.css"></head>
+<body><main>${body}</main></body></html>`;
+}
+
+function errorPage(res: Response, status: number, message: string): void {
+  res.set({ 'Content-Security-Policy': pageSecurityPolicy('self'), 'X-Frame-Options': 'SAMEORIGIN' });
+  res.status(status).type('html').set('Cache-Control', 'no-store').send(page('Cannot connect the app', `<h1>Cannot connect the app</h1><p class="error">${escape(message)}</p>`));
+}
+
+function consentPage(request: AuthorizationRequest, member: SignedInMember): string {
+  const hidden = (name: string, value: string | null) => (value === null ? '' : `<input type="hidden" name="${name}" value="${escape(value)}">`);
+  const scopes = request.scopes.map((scope) => `<li>${escape(SCOPE_WORDS[scope])} <code>${escape(scope)}</code></li>`).join('');
+  return page(
+    `Allow ${request.app.name}?`,
+    `<h1>Allow <strong>${escape(request.app.name)}</strong> to use <strong>${escape(member.orgName)}</strong>?</h1>
+<p class="who">Signed in as ${escape(member.email)}</p>
+<p>${escape(request.app.name)} will be able to:</p>
+<ul>${scopes}</ul>
+<p>It acts in live mode, and what it does is billed to ${escape(member.orgName)}. You can disconnect it at any time in the console.</p>
+<form method="post" action="${AUTHORIZE_PATH}">
+${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUri)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
+<div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="allow">Allow</button></div>
+</form>`,
+  );
+}
+
+/** Ours only to frame; its form may also end on the app's redirect URI (browsers check redirects). */
+function consentSecurity(res: Response, redirectUri: string): void {
+  res.set({ 'Content-Security-Policy': pageSecurityPolicy('self', [new URL(redirectUri).origin]), 'X-Frame-Options': 'SAMEORIGIN' });
+}
+
+/** The authorization request's parameters again, as the sign-in page's way back here. */
+function authorizeUrl(params: AuthorizationParams): string {
+  const query = new URLSearchParams();
+  for (const name of FORWARDED) if (typeof params[name] === 'string') query.set(name, params[name] as string);
+  return `${AUTHORIZE_PATH}?${query}`;
+}
+
+export function authorizePageRouter(app: AppContext): express.Router {
+  const router = express.Router();
+
+  /** Checks the request; answers the problem itself and returns null when there is one. */
+  const checked = async (res: Response, params: AuthorizationParams): Promise<AuthorizationRequest | null> => {
+    const request = await checkAuthorization(app.db, params);
+    if (!isProblem(request)) return request;
+    if (request.kind === 'page') errorPage(res, 400, request.message);
+    else res.redirect(302, backToApp(request.redirectUri, { error: request.error, error_description: request.description, state: request.state }));
+    return null;
+  };
+
+  router.get(AUTHORIZE_PATH, async (req, res) => {
+    const request = await checked(res, req.query);
+    if (!request) return;
+    const member = await signedInMember(app, req);
+    if (!member) return res.redirect(303, signInUrl(authorizeUrl(req.query)));
+    consentSecurity(res, request.redirectUri);
+    res.status(200).type('html').set('Cache-Control', 'no-store').send(consentPage(request, member));
+  });
+
+  router.post(AUTHORIZE_PATH, parseForm, async (req, res) => {
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const request = await checked(res, form);
+    if (!request) return;
+    const member = await signedInMember(app, req);
+    if (!member) return res.redirect(303, signInUrl(authorizeUrl(form)));
+    try {
+      checkCsrf(member, req);
+    } catch (err) {
+      if (err instanceof ApiError) return errorPage(res, err.status, 'This form has expired. Go back to the app and start again.');
+      throw err;
+    }
+    if (form.decision !== 'allow') {
+      return res.redirect(302, backToApp(request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
+    }
+    const code = await approve(app.db, request, { orgId: member.orgId, memberId: member.id });
+    res.redirect(302, backToApp(request.redirectUri, { code, state: request.state }));
+  });
+
+  router.use('/oauth2-assets', express.static(assets, { index: false, maxAge: '5m' }));
+  return router;
+}
