@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { acknowledged, billable, checkMoney, deliver, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
+import { acknowledged, billable, checkMoney, deliver, deliverPatiently, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
 import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { freePort } from '../support/freePort.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
@@ -161,7 +161,7 @@ describe(`kill -9 under load (${backendName})`, () => {
         waitUntil(async () => (await knex('instances').count({ n: '*' }).first())!.n === 1, 'the killed instance is reaped'),
       );
     }
-    const retried = await Promise.all(unanswered.map((request) => deliver(request, second.url)));
+    const retried = await Promise.all(unanswered.map((request) => deliverPatiently(request, second.url)));
     for (const request of retried) expect([200, 201, 402], `retry of ${request.idempotencyKey}`).toContain(request.status);
 
     second.process.kill('SIGTERM');

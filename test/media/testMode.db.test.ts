@@ -168,24 +168,27 @@ describe(`media plane, test mode (${backendName})`, () => {
       voiceA.writeInt16LE(((i * 37) % 2_000) - 1_000, i * 2);
       voiceB.writeInt16LE(((i * 11) % 3_000) - 1_500, i * 2);
     }
-    // Interleaved 20 ms frames, as two live microphones would send them. The server's clock stands
-    // still meanwhile: however late one socket's frame is read, neither source counts as silent.
+    // Interleaved 20 ms frames, as two live microphones would send them, each pair read by the server
+    // before the next is sent. The server's clock stands still meanwhile: however late one socket's frame
+    // is read, neither source counts as silent.
+    const received = () => t.server.media.stats().framesReceived;
     const heard = await withServerClockStopped(async () => {
       for (let offset = 0; offset < voiceA.length; offset += 960) {
+        const before = received();
         headset.send(voiceA.subarray(offset, offset + 960));
         laptop.send(voiceB.subarray(offset, offset + 960));
-        await sleep(5);
+        await waitUntil(() => received() >= before + 2, 15_000, 'both frames read');
       }
-      return ear.waitForBytes(voiceA.length);
+      return ear.waitForBytes(voiceA.length, 15_000);
     });
-    await sleep(150);
-    expect(ear.pcm().length).toBe(voiceA.length);
+    // Mixed as far as both had sent and no further: nothing of one source alone, no padding.
+    expect(heard.length).toBe(voiceA.length);
     for (let i = 0; i < 4_800; i++) expect(heard.readInt16LE(i * 2)).toBe(voiceA.readInt16LE(i * 2) + voiceB.readInt16LE(i * 2));
 
     // When one source goes quiet the other is heard alone, without waiting for it.
     const alone = pattern(2_400, 500);
     await streamAudio(headset, alone, 960, 20);
-    const after = await ear.waitForBytes(voiceA.length + alone.length, 2_000);
+    const after = await ear.waitForBytes(voiceA.length + alone.length, 15_000);
     expect(after.subarray(voiceA.length).equals(alone)).toBe(true);
     headset.close();
     laptop.close();

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { expect } from 'vitest';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/db/errors.js';
 import { requestRefFor } from '../../src/services/idempotency.js';
 
 export type BillableKind = 'translate' | 'message' | 'voice';
@@ -66,6 +67,18 @@ export async function deliver(request: SentRequest, url: string): Promise<SentRe
     request.body = undefined;
   }
   return request;
+}
+
+/**
+ * Delivers as a careful client does: a 503 (the database was busy; Retry-After says when to come back)
+ * is sent again, a few times. A loaded machine makes a fresh instance's pool wait.
+ */
+export async function deliverPatiently(request: SentRequest, url: string, attempts = 5): Promise<SentRequest> {
+  for (let attempt = 1; ; attempt++) {
+    await deliver(request, url);
+    if (request.status !== 503 || attempt === attempts) return request;
+    await new Promise((resolve) => setTimeout(resolve, DATABASE_RETRY_AFTER_SECONDS * 1000));
+  }
 }
 
 export const acknowledged = (request: SentRequest) => request.status !== null && request.status >= 200 && request.status < 300;

@@ -82,7 +82,8 @@ export class MediaPlane {
     options: MediaPlaneOptions = {},
   ) {
     this.log = deps.logger.child({ component: 'media' });
-    this.now = options.now ?? Date.now;
+    // Date.now looked up at each call, not kept: a test that stops the clock (fake Date) stops mixing's too.
+    this.now = options.now ?? (() => Date.now());
     this.settings = { billingIntervalMs: options.billingIntervalMs ?? 5_000 };
     this.unsubscribe = deps.events.subscribe((event) => this.onEvent(event));
   }
