@@ -1,13 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
-// Three kinds of test file, told apart by the name (README, Tests):
+// Four kinds of test file, told apart by the name (README, Tests):
 //   *.test.ts           unit: no database, no server; runs once. test/support/unitGuard.ts fails such a
 //                       file when it opens a database or starts the server.
 //   *.db.test.ts        database: runs on PGlite and again on PostgreSQL (TEST_DATABASE_URL).
 //   *.embedded.test.ts  the embedded database on disk (PGlite in DATA_DIR, its lock, `npm start` on it),
 //                       which ignores TEST_DATABASE_URL: runs once.
-// `vitest run` runs all three on PGlite; `vitest run --project db` with TEST_DATABASE_URL is the
-// PostgreSQL pass (test/run.ts runs both, see `npm test`).
+//   test/browser/*.db.test.ts  chromium against the server's pages: runs once, with PostgreSQL.
+// `vitest run` runs all of them on PGlite; `vitest run --project db --project browser` with
+// TEST_DATABASE_URL is the PostgreSQL pass (test/run.ts runs both, see `npm test`).
+
 const files = (suffix: string) => [`test/**/*${suffix}`, `src/**/*${suffix}`];
 
 export default defineConfig({
@@ -34,9 +36,21 @@ export default defineConfig({
         test: {
           name: 'db',
           include: files('.db.test.ts'),
+          exclude: ['test/browser/**'],
           globalSetup: ['test/support/migratedDatabase.ts'],
           // A worker runs file after file without loading the server's modules and PGlite afresh for each
           // (half the CPU time of this project); every file closes the servers and sockets it opens.
+          isolate: false,
+        },
+      },
+      {
+        // Chromium against the server's pages: they test the pages, which are the same on either
+        // database, so they run once (test/run.ts: with PostgreSQL), not on both backends.
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.db.test.ts'],
+          globalSetup: ['test/support/migratedDatabase.ts'],
           isolate: false,
         },
       },

@@ -46,6 +46,7 @@ export const errors = {
   oauth: (status: 400 | 401, error: string, description: string, headers: Record<string, string> = {}) =>
     new ApiError(status, description, { 'Cache-Control': 'no-store', ...headers }, { error, error_description: description }),
   invalidAdminToken: () => new ApiError(401, 'invalid admin token'),
+  signedOut: () => new ApiError(401, 'not signed in to the console, or the session has ended: sign in again'),
   invalidCallKey: () => new ApiError(401, 'missing or invalid X-Call-Key for this call'),
   invalidChatKey: () => new ApiError(401, 'missing or invalid X-Chat-Key: this chat link is no longer valid'),
   paymentRequired: () => new ApiError(402, 'the prepaid balance has run out; add credit to continue'),
@@ -75,7 +76,7 @@ export const errors = {
     new ApiError(429, `too many failed attempts from your address; retry after ${retryAfterSeconds} seconds`, {
       'Retry-After': String(retryAfterSeconds),
     }),
-  tooManyStreams: (holder: 'API key' | 'chat session', limit: number) =>
+  tooManyStreams: (holder: 'API key' | 'chat session' | 'console session', limit: number) =>
     new ApiError(429, `too many open event streams for this ${holder} (at most ${limit}); close one before opening another`, {
       'Retry-After': String(STREAM_RETRY_AFTER_SECONDS),
     }),

@@ -5,7 +5,7 @@
 //
 // Stages: codegen (generated files match the contract), typecheck, imports (the import graph stays
 // layered: .dependency-cruiser.cjs), unit (the unit tests, once),
-// db:pglite (database tests on PGlite, and the embedded-database tests), db:postgres (database tests on
+// db:pglite (database tests on PGlite, and the embedded-database tests), db:postgres (database and browser tests on
 // PostgreSQL), contract (Dredd against the real server). The prerequisites of the chosen stages
 // (PostgreSQL, Chromium, Redis) are checked first: when one is missing, nothing runs and the runner says
 // what is missing and how to get it.
@@ -129,12 +129,12 @@ const STAGES: Stage[] = [
     name: 'db:pglite',
     command: vitest('--project', 'db', '--project', 'embedded', '--maxWorkers=2'),
     env: { TEST_DATABASE_URL: undefined },
-    needs: [chromium],
+    needs: [],
     summary: VITEST_SUMMARY,
   },
   {
     name: 'db:postgres',
-    command: vitest('--project', 'db', '--maxWorkers=2'),
+    command: vitest('--project', 'db', '--project', 'browser', '--maxWorkers=2'),
     env: { TEST_DATABASE_URL: POSTGRES_URL },
     needs: [postgres, chromium],
     summary: VITEST_SUMMARY,

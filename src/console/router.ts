@@ -1,15 +1,20 @@
-// The organization console (`/console`): sign-in with email and password, the home page, sign-out.
-// Sessions live in an HttpOnly cookie; every state-changing form carries a CSRF token.
+// The organization console (`/console`): sign-in with email and password and sign-out here, the
+// signed-in pages in ./organizationPages.ts. Sessions live in an HttpOnly cookie; every state-changing
+// form carries a CSRF token. A refused console request gets a page, not JSON.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../appContext.js';
+import { ApiError } from '../errors.js';
+import { parseForm } from '../http/router.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 import { memberByPassword, normalEmail } from '../members/members.js';
 import { endMemberSession, startMemberSession } from '../members/sessions.js';
-import { homePage, signInPage } from './pages.js';
-import { checkCsrf, isForeignOrigin, isHttps, isSameOriginPath, readCookie, sessionCookieName, signedInMember, signInUrl } from './session.js';
+import { problemPage } from './layout.js';
+import { organizationPages } from './organizationPages.js';
+import { signInPage } from './pages.js';
+import { checkCsrf, isForeignOrigin, isHttps, isSameOriginPath, readCookie, sessionCookieName, signedInMember } from './session.js';
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '../web/console');
 
@@ -18,8 +23,6 @@ const HOME = '/console';
 
 /** The sign-in form's own CSRF token (before there is a session): a cookie the form must repeat. */
 const FORM_COOKIE = 'console_sign_in';
-
-const parseForm = express.urlencoded({ extended: false, limit: '16kb' });
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** Text the database can hold (no NUL, no unpaired surrogate): anything else cannot be anybody's email or password. */
@@ -107,7 +110,7 @@ export function consoleRouter(app: AppContext): express.Router {
 
     // A new session each time (never one a visitor was handed before), the old one ended.
     const previous = await signedInMember(app, req);
-    if (previous) await endMemberSession(app.db, previous.sessionId);
+    if (previous) await endMemberSession(app, previous.sessionId);
     const ttlMs = app.config.console.sessionTtlMs;
     const session = await startMemberSession(app.db, member.id, app.now(), ttlMs);
     res.cookie(cookieName, session.token, { ...cookieBase, maxAge: ttlMs });
@@ -119,16 +122,19 @@ export function consoleRouter(app: AppContext): express.Router {
     const member = await signedInMember(app, req);
     if (member) {
       checkCsrf(member, req);
-      await endMemberSession(app.db, member.sessionId);
+      await endMemberSession(app, member.sessionId);
     }
     res.clearCookie(cookieName, cookieBase);
     res.redirect(303, '/console/sign-in');
   });
 
-  router.get('/console', async (req, res) => {
-    const member = await signedInMember(app, req);
-    if (!member) return res.redirect(303, signInUrl(HOME));
-    res.type('html').send(homePage(member));
+  router.use(organizationPages(app, { secure }));
+
+  // A console page or form that was refused: a page saying why (the live view's stream gets JSON).
+  router.use('/console', (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!(err instanceof ApiError) || res.headersSent || !req.accepts('html')) return next(err);
+    for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
+    res.status(err.status).type('html').send(problemPage(err.status, err.message));
   });
 
   return router;

@@ -23,21 +23,25 @@ const STREAM_HEADERS = {
 type Presenter = EventStream['present'];
 
 /**
- * An event's frame as one kind of stream presents it, made once per event and presenter however many
+ * An event's frame as one kind of stream presents it, made once per event and kind however many
  * streams send it; a stream showing the payload as stored sends the bytes that were stored.
  */
-const framesOf = new WeakMap<BusEvent, Map<Presenter, string>>();
+const framesOf = new WeakMap<BusEvent, Map<Presenter, { named?: string; unnamed?: string }>>();
 
-function frame(event: BusEvent, present: Presenter): string {
+function frame(event: BusEvent, stream: Pick<EventStream, 'present' | 'unnamed'>): string {
+  const { present } = stream;
   let frames = framesOf.get(event);
   if (!frames) framesOf.set(event, (frames = new Map()));
-  let framed = frames.get(present);
+  let byNaming = frames.get(present);
+  if (!byNaming) frames.set(present, (byNaming = {}));
+  const naming = stream.unnamed ? 'unnamed' : 'named';
+  let framed = byNaming[naming];
   if (framed === undefined) {
     const data = present(event);
     const json = data === event.payload && event.payloadJson !== undefined ? event.payloadJson : JSON.stringify(data);
     const id = event.seq === null ? '' : `id: ${event.payload.id}\n`;
-    framed = `${id}event: ${event.payload.type}\ndata: ${json}\n\n`;
-    frames.set(present, framed);
+    const name = stream.unnamed ? '' : `event: ${event.payload.type}\n`;
+    framed = byNaming[naming] = `${id}${name}data: ${json}\n\n`;
   }
   return framed;
 }
@@ -64,7 +68,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
 
   const deliver = async (event: BusEvent) => {
     if (closed) return;
-    if (stream.accept(event)) res.write(frame(event, stream.present));
+    if (stream.accept(event)) res.write(frame(event, stream));
     if (await stream.endAfter?.(event)) end();
   };
   // Only this scope's events reach the stream (the bus indexes streams by scope).

@@ -1,6 +1,7 @@
 // Console sessions of members: a random token in an HttpOnly cookie (only its hash stored), a CSRF
 // token per session, a fixed lifetime (CONSOLE_SESSION_TTL_SECONDS).
 import type { Knex } from 'knex';
+import type { RevocationBus } from '../auth/revocation.js';
 import { hashSecret, newId, newSecret, randomBase62 } from '../ids.js';
 import type { MemberRole } from './members.js';
 
@@ -85,8 +86,15 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
   };
 }
 
-export async function endMemberSession(db: Knex, sessionId: string): Promise<void> {
-  await db('member_sessions').where({ id: sessionId }).delete();
+/** Whether the session still opens the console at `nowMs` (it may have ended or expired since). */
+export async function isMemberSessionActive(db: Knex, sessionId: string, nowMs: number): Promise<boolean> {
+  return (await db('member_sessions').where({ id: sessionId }).where('expires_at', '>', new Date(nowMs)).first('id')) !== undefined;
+}
+
+/** Ends a session; what it holds open (the console's live view) ends on every instance. */
+export async function endMemberSession(deps: { db: Knex; revocations: RevocationBus }, sessionId: string): Promise<void> {
+  await deps.db('member_sessions').where({ id: sessionId }).delete();
+  await deps.revocations.announce(sessionId);
 }
 
 /** Deletes sessions that expired before `nowMs` (an expired session already opens nothing). */

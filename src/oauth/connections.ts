@@ -48,3 +48,27 @@ export async function revokeConnections(
   const revoked = await query.update({ revoked_at: deps.db.fn.now(), revoked_reason: reason }).returning('id');
   await Promise.all(revoked.map((row) => deps.revocations.announce(row.id)));
 }
+
+/** An app an organization has connected (its code exchanged, not revoked), as the console lists it. */
+export interface ConnectedApp {
+  connectionId: string;
+  clientId: string;
+  appName: string;
+  scopes: Scope[];
+  since: Date;
+}
+
+export async function listConnectedApps(db: Knex, orgId: string): Promise<ConnectedApp[]> {
+  const rows = await db('oauth_connections as c')
+    .join('oauth_apps as a', 'a.client_id', 'c.client_id')
+    .where('c.org_id', orgId)
+    .whereNotNull('c.activated_at')
+    .whereNull('c.revoked_at')
+    .whereNull('a.deleted_at')
+    .orderBy([
+      { column: 'c.activated_at', order: 'desc' },
+      { column: 'c.id', order: 'desc' },
+    ])
+    .select('c.id', 'c.client_id', 'a.name', 'c.scopes', 'c.activated_at');
+  return rows.map((row) => ({ connectionId: row.id, clientId: row.client_id, appName: row.name, scopes: row.scopes, since: new Date(row.activated_at) }));
+}

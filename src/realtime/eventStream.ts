@@ -11,6 +11,11 @@ export interface EventStream {
   accept(event: BusEvent): boolean;
   /** What the client sees of an event. */
   present(event: BusEvent): unknown;
+  /**
+   * Frames without the `event:` line (the type is in the data): a browser's EventSource then hears
+   * every event with one handler instead of one listener per type.
+   */
+  unnamed?: boolean;
   /** Ends the stream after this event has been handled (e.g. the session was deleted). */
   endAfter?(event: BusEvent): boolean | Promise<boolean>;
   /** Whose stream this is: it takes one of the holder's slots, or is refused with `refusal`. */

@@ -48,9 +48,12 @@ export async function createApiKey(db: Knex, orgId: string, mode: Mode, scopes?:
   return { id: row.id, key, mode: row.mode, scopes: row.scopes, created_at: row.created_at.toISOString() };
 }
 
-export async function revokeApiKey(deps: { db: Knex; revocations: RevocationBus }, keyId: string): Promise<void> {
+/** Revokes a key (of organization `orgId` only, when given: a member revokes only their own organization's). */
+export async function revokeApiKey(deps: { db: Knex; revocations: RevocationBus }, keyId: string, orgId?: string): Promise<void> {
   const { db } = deps;
-  const key = await db<ApiKeyRow>('api_keys').where({ id: keyId }).first();
+  const key = await db<ApiKeyRow>('api_keys')
+    .where(orgId === undefined ? { id: keyId } : { id: keyId, org_id: orgId })
+    .first();
   if (!key) throw errors.notFound('API key');
   if (!key.revoked_at) await db('api_keys').where({ id: keyId }).update({ revoked_at: db.fn.now() });
   // Committed: the streams still open with the key end now, not at their next request, and every

@@ -1,9 +1,11 @@
-// The three live streams over the event log, as descriptions the HTTP layer opens: the organization's,
-// one session's (for agents), and the customer's view of one session.
+// The live streams over the event log, as descriptions the HTTP layer opens: the organization's (for
+// API keys and apps, and the console's live view), one session's (for agents), and the customer's view
+// of one session.
 import type { AppContext } from '../appContext.js';
-import { credentialIdOf, type ApiPrincipal } from '../auth/principal.js';
+import { credentialIdOf, type ApiPrincipal, type Mode } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import type { EventStream } from '../realtime/eventStream.js';
+import { isMemberSessionActive } from '../members/sessions.js';
 import { isConnectionActive } from '../oauth/connections.js';
 import { isApiKeyActive } from '../services/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
@@ -35,6 +37,20 @@ export function organizationEvents(app: StreamDeps, principal: ApiPrincipal): Ev
     accept: everything,
     present: asStored,
     ...heldByKey(app, principal),
+    heartbeatMs: app.config.sseHeartbeatMs,
+  };
+}
+
+/** The console's live view of the organization in one mode, held by a member's console session: signing out ends it. */
+export function consoleEvents(app: StreamDeps & Pick<AppContext, 'now'>, view: { orgId: string; mode: Mode; sessionId: string }): EventStream {
+  const limit = app.config.connections.eventStreamsPerKey;
+  return {
+    scope: { orgId: view.orgId, mode: view.mode },
+    accept: everything,
+    present: asStored,
+    unnamed: true,
+    holder: { id: `console:${view.sessionId}`, limit, refusal: () => errors.tooManyStreams('console session', limit) },
+    credential: { id: view.sessionId, isActive: () => isMemberSessionActive(app.db, view.sessionId, app.now()), refusal: errors.signedOut },
     heartbeatMs: app.config.sseHeartbeatMs,
   };
 }

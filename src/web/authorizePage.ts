@@ -9,8 +9,8 @@ import { signInUrl, signedInMember, checkCsrf, type SignedInMember } from '../co
 import { ApiError } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurityPolicy } from '../http/securityHeaders.js';
-import type { Scope } from '../auth/principal.js';
-import { contract } from '../http/contract.js';
+import { escapeHtml, htmlDocument } from './html.js';
+import { SCOPE_WORDS } from './scopeWords.js';
 import {
   approve,
   backToApp,
@@ -20,38 +20,29 @@ import {
   type AuthorizationRequest,
 } from '../oauth/authorization.js';
 
-/** What each scope lets an app do, in the words of the contract (its OAuth2 security scheme). */
-const SCOPE_WORDS: Readonly<Record<Scope, string>> = contract.components.securitySchemes.OAuth2.flows.authorizationCode.scopes;
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oauth');
 const AUTHORIZE_PATH = '/oauth2/authorize';
 const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
 
-const escape = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title><link rel="stylesheet" href="/oauth2-assets/consent.css"></head>
-<body><main>${body}</main></body></html>`;
-}
+const page = (title: string, body: string) =>
+  htmlDocument({ title, stylesheets: ['/oauth2-assets/consent.css'], body: `<main>${body}</main>` });
 
 function errorPage(res: Response, status: number, message: string): void {
   res.set({ 'Content-Security-Policy': pageSecurityPolicy('self'), 'X-Frame-Options': 'SAMEORIGIN' });
-  res.status(status).type('html').set('Cache-Control', 'no-store').send(page('Cannot connect the app', `<h1>Cannot connect the app</h1><p class="error">${escape(message)}</p>`));
+  res.status(status).type('html').set('Cache-Control', 'no-store').send(page('Cannot connect the app', `<h1>Cannot connect the app</h1><p class="error">${escapeHtml(message)}</p>`));
 }
 
 function consentPage(request: AuthorizationRequest, member: SignedInMember): string {
-  const hidden = (name: string, value: string | null) => (value === null ? '' : `<input type="hidden" name="${name}" value="${escape(value)}">`);
-  const scopes = request.scopes.map((scope) => `<li>${escape(SCOPE_WORDS[scope])} <code>${escape(scope)}</code></li>`).join('');
+  const hidden = (name: string, value: string | null) => (value === null ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`);
+  const scopes = request.scopes.map((scope) => `<li>${escapeHtml(SCOPE_WORDS[scope])} <code>${escapeHtml(scope)}</code></li>`).join('');
   return page(
     `Allow ${request.app.name}?`,
-    `<h1>Allow <strong>${escape(request.app.name)}</strong> to use <strong>${escape(member.orgName)}</strong>?</h1>
-<p class="who">Signed in as ${escape(member.email)}</p>
-<p>${escape(request.app.name)} will be able to:</p>
+    `<h1>Allow <strong>${escapeHtml(request.app.name)}</strong> to use <strong>${escapeHtml(member.orgName)}</strong>?</h1>
+<p class="who">Signed in as ${escapeHtml(member.email)}</p>
+<p>${escapeHtml(request.app.name)} will be able to:</p>
 <ul>${scopes}</ul>
-<p>It acts in live mode, and what it does is billed to ${escape(member.orgName)}. You can disconnect it at any time in the console.</p>
+<p>It acts in live mode, and what it does is billed to ${escapeHtml(member.orgName)}. You can disconnect it at any time in the console.</p>
 <form method="post" action="${AUTHORIZE_PATH}">
 ${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUri)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
 <div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="allow">Allow</button></div>

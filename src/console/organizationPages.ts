@@ -1,0 +1,152 @@
+// The signed-in console: overview, API keys, apps, calls, sessions and the live view of events, each
+// for the member's own organization and the mode in view (the test-mode switch). Forms post back here
+// with the session's CSRF token; the rules stay in the services these routes call.
+import express, { type Request, type Response } from 'express';
+import type { AppContext } from '../appContext.js';
+import { ALL_SCOPES, type Mode, type Scope } from '../auth/principal.js';
+import { listCalls } from '../calls/calls.js';
+import { errors } from '../errors.js';
+import { openEventStream } from '../http/sse.js';
+import { parseForm } from '../http/router.js';
+import { dailyUsage, usageWindowStart } from '../money/index.js';
+import { listConnectedApps, revokeConnections } from '../oauth/connections.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../services/apiKeys.js';
+import { getOrganization, presentOrganization } from '../services/organizations.js';
+import { listSessions } from '../sessions/sessions.js';
+import { consoleEvents } from '../sessions/streams.js';
+import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
+import { checkCsrf, isSameOriginPath, readCookie, signedInMember, signInUrl, type SignedInMember } from './session.js';
+import { callsPage, LIST_LIMIT, sessionsPage } from './views/activity.js';
+import { appsPage } from './views/apps.js';
+import { eventsPage } from './views/events.js';
+import { keysPage } from './views/keys.js';
+import { overviewPage } from './views/overview.js';
+import { windowDays } from './usageChart.js';
+
+/** The mode in view; live unless the member switched to test data. */
+const MODE_COOKIE = 'console_mode';
+/** The usage chart's window. */
+const USAGE_DAYS = 30;
+
+const modeOf = (req: Request): Mode => (readCookie(req, MODE_COOKIE) === 'test' ? 'test' : 'live');
+
+const formValues = (req: Request, name: string): string[] => {
+  const value: unknown = (req.body as Record<string, unknown> | undefined)?.[name];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : [];
+};
+
+const statusQuery = <S extends string>(req: Request, allowed: readonly S[]): S | undefined =>
+  allowed.find((s) => s === req.query.status);
+
+export function organizationPages(app: AppContext, cookie: { secure: boolean }): express.Router {
+  const router = express.Router();
+
+  /** The member, or (a page) off to sign-in and back, or (a form, the stream) 401. */
+  const member = async (req: Request, res: Response): Promise<SignedInMember | null> => {
+    const found = await signedInMember(app, req);
+    if (found) return found;
+    if (req.method !== 'GET' || req.path === '/console/events/stream') throw errors.signedOut();
+    res.redirect(303, signInUrl(req.originalUrl));
+    return null;
+  };
+  /** The member of a form post, its CSRF token checked. */
+  const poster = async (req: Request, res: Response): Promise<SignedInMember> => {
+    const found = (await member(req, res))!;
+    checkCsrf(found, req);
+    return found;
+  };
+  const viewOf = (signedIn: SignedInMember, req: Request, path: SectionPath, mode = modeOf(req)): ConsoleView => ({ member: signedIn, mode, path });
+  const page = (res: Response, html: string, status = 200) => res.status(status).type('html').send(html);
+  const setMode = (res: Response, mode: Mode) =>
+    res.cookie(MODE_COOKIE, mode, { httpOnly: true, sameSite: 'lax', secure: cookie.secure, path: '/console' });
+
+  router.get('/console', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console');
+    const now = app.now();
+    const [organization, usage] = await Promise.all([
+      getOrganization(app.db, signedIn.orgId),
+      dailyUsage(app.db, signedIn.orgId, view.mode, USAGE_DAYS, now),
+    ]);
+    const days = windowDays(usageWindowStart(now, USAGE_DAYS), USAGE_DAYS);
+    page(res, overviewPage(view, { organization: presentOrganization(organization), usage, days }));
+  });
+
+  router.get('/console/keys', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    page(res, keysPage(viewOf(signedIn, req, '/console/keys'), await listApiKeys(app.db, signedIn.orgId)));
+  });
+
+  router.post('/console/keys', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res);
+    const [mode] = formValues(req, 'mode');
+    const scopes = formValues(req, 'scopes');
+    const view = viewOf(signedIn, req, '/console/keys');
+    const refuse = async (error: string) => page(res, keysPage(view, await listApiKeys(app.db, signedIn.orgId), { error }), 422);
+    if (mode !== 'live' && mode !== 'test') return refuse('Choose live or test.');
+    if (!scopes.length) return refuse('Choose at least one scope.');
+    if (!scopes.every((s): s is Scope => (ALL_SCOPES as readonly string[]).includes(s))) return refuse('Unknown scope.');
+    const created = await createApiKey(app.db, signedIn.orgId, mode, scopes);
+    // The new key's mode is the one in view from now on, so that it is listed beside the others.
+    setMode(res, mode);
+    page(res, keysPage({ ...view, mode }, await listApiKeys(app.db, signedIn.orgId), { created }), 201);
+  });
+
+  router.post('/console/keys/:keyId/revoke', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res);
+    await revokeApiKey(app, String(req.params.keyId), signedIn.orgId);
+    res.redirect(303, '/console/keys');
+  });
+
+  router.get('/console/apps', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    page(res, appsPage(viewOf(signedIn, req, '/console/apps'), await listConnectedApps(app.db, signedIn.orgId)));
+  });
+
+  router.post('/console/apps/:connectionId/revoke', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res);
+    await revokeConnections(app, { id: String(req.params.connectionId), org_id: signedIn.orgId }, 'revoked in the console');
+    res.redirect(303, '/console/apps');
+  });
+
+  router.get('/console/calls', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/calls');
+    const status = statusQuery(req, ['open', 'ended'] as const);
+    page(res, callsPage(view, await listCalls(app.db, { orgId: signedIn.orgId, mode: view.mode }, { status, limit: LIST_LIMIT }), status));
+  });
+
+  router.get('/console/sessions', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/sessions');
+    const status = statusQuery(req, ['open', 'closed'] as const);
+    page(res, sessionsPage(view, await listSessions(app.db, { orgId: signedIn.orgId, mode: view.mode }, { status, limit: LIST_LIMIT }), status));
+  });
+
+  router.get('/console/events', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    page(res, eventsPage(viewOf(signedIn, req, '/console/events')));
+  });
+
+  router.get('/console/events/stream', async (req, res) => {
+    const signedIn = (await member(req, res))!;
+    await openEventStream(app, req, res, consoleEvents(app, { orgId: signedIn.orgId, mode: modeOf(req), sessionId: signedIn.sessionId }));
+  });
+
+  router.post('/console/mode', parseForm, async (req, res) => {
+    await poster(req, res);
+    const [mode] = formValues(req, 'mode');
+    if (mode !== 'live' && mode !== 'test') throw errors.badRequest('mode must be live or test');
+    setMode(res, mode);
+    const [back] = formValues(req, 'return_to');
+    res.redirect(303, isSameOriginPath(back) && SECTIONS.some((s) => s.path === back) ? back : '/console');
+  });
+
+  return router;
+}

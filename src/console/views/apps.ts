@@ -1,0 +1,20 @@
+// Connected apps: which app, with which scopes, since when; revoking one stops its tokens at once.
+import type { ConnectedApp } from '../../oauth/connections.js';
+import { escapeHtml } from '../../web/html.js';
+import { SCOPE_WORDS } from '../../web/scopeWords.js';
+import { consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+
+export function appsPage(view: ConsoleView, apps: ConnectedApp[]): string {
+  const rows = apps.map((app) => [
+    `<strong>${escapeHtml(app.appName)}</strong><br><code class="muted">${escapeHtml(app.clientId)}</code>`,
+    `<ul class="scopes">${app.scopes.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s])} <code>${s}</code></li>`).join('')}</ul>`,
+    timeOf(app.since),
+    `<form class="inline" method="post" action="/console/apps/${encodeURIComponent(app.connectionId)}/revoke">${csrfField(view.member)}<button type="submit" class="danger" aria-label="Revoke ${escapeHtml(app.appName)}">Revoke</button></form>`,
+  ]);
+  return consolePage(
+    view,
+    'Connected apps',
+    `<p class="muted">Apps act in live mode, with the scopes you allowed.</p>
+${table('Connected apps', ['App', 'May', 'Connected', ''], rows, 'No apps are connected.')}`,
+  );
+}
