@@ -17,7 +17,12 @@ export interface Config {
    * with the embedded database, a key file generated in DATA_DIR is used (src/secretsKey.ts).
    */
   secretsKey: Buffer | undefined;
+  /** Several instances share rate limits and events through this Redis (with DATABASE_URL only). */
   redisUrl: string | undefined;
+  /** Prefixes every Redis key and channel of this deployment (deployments may share a Redis). */
+  redisPrefix: string;
+  /** How often the housekeeping jobs run, once per deployment (JOB_INTERVAL_SECONDS). */
+  jobIntervalMs: number;
   audioSocketPort: number;
   /** The host a PBX dials for AudioSocket lines (phone-line answers). */
   audioSocketHost: string;
@@ -164,6 +169,11 @@ export function loadConfig(env: Env = process.env): Config {
     const value = env[name]?.trim();
     return value ? value : undefined;
   };
+  const redisPrefix = () => {
+    const value = env.REDIS_PREFIX ?? 'lia:';
+    if (!/^[\x21-\x7e]{0,64}$/.test(value)) problems.push(`REDIS_PREFIX must be at most 64 printable characters without spaces, got "${value}"`);
+    return value;
+  };
   const integer = (name: string, fallback: number, min: number, max: number) => {
     const raw = text(name);
     if (raw === undefined) return fallback;
@@ -303,6 +313,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     secretsKey: sealingKey,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: redisPrefix(),
+    jobIntervalMs: integer('JOB_INTERVAL_SECONDS', 3_600, 1, 86_400) * 1_000,
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
     audioSocketHost: text('AUDIOSOCKET_HOST') ?? new URL(publicBaseUrl).hostname,
     iceServers: iceServers(),

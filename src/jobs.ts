@@ -1,25 +1,47 @@
-// Housekeeping that runs inside the server on a timer. Every job is idempotent, so several instances
-// running it at once do no harm.
+// Housekeeping that runs inside the server on a timer, once per period for the whole deployment:
+// every instance's timer asks, and the one that takes the job's advisory lock and finds the period
+// over since the last run (job_runs) runs it; the others skip. Every job is idempotent anyway.
+import type { Knex } from 'knex';
 import type { AppContext } from './appContext.js';
 import { purgeExpiredMemberSessions } from './members/sessions.js';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency.js';
 import { eraseExpiredData } from './sessions/retention.js';
 
-// Retention is counted in days; erasing within the hour is soon enough.
-const HOUR_MS = 60 * 60 * 1000;
+const HOUSEKEEPING = 'housekeeping';
+/** pg_try_advisory_xact_lock's key of the housekeeping job (any fixed number, unique in the database). */
+const HOUSEKEEPING_LOCK = 7_304_152_001;
+/** A run a little early still counts: instances' timers drift apart. */
+const PERIOD_SLACK = 0.9;
 
-export function startPeriodicJobs(app: AppContext, everyMs = HOUR_MS): () => void {
-  const run = async () => {
-    try {
-      const purged = await purgeExpiredIdempotencyKeys(app.db);
-      const erased = await eraseExpiredData(app.db);
-      const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
-      app.logger.info({ idempotencyKeys: purged, memberSessions, ...erased }, 'expired data erased');
-    } catch (err) {
-      app.logger.error({ err }, 'periodic job failed');
-    }
-  };
-  const timer = setInterval(run, everyMs);
+/**
+ * Claims this period's run of job `name` for this instance: true when no other instance holds it and
+ * the last run is at least a period ago (then recorded as now). Never waits for another instance.
+ */
+export async function claimJobRun(db: Knex, name: string, lockKey: number, periodMs: number, nowMs: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const { rows } = await trx.raw<{ rows: Array<{ locked: boolean }> }>('select pg_try_advisory_xact_lock(?) as locked', [lockKey]);
+    if (!rows[0]?.locked) return false;
+    const last = await trx('job_runs').where({ name }).first('last_run_at');
+    if (last && nowMs - new Date(last.last_run_at).getTime() < periodMs * PERIOD_SLACK) return false;
+    await trx('job_runs').insert({ name, last_run_at: new Date(nowMs) }).onConflict('name').merge();
+    return true;
+  });
+}
+
+/** Runs the housekeeping if this instance claims this period's run; true when it ran. */
+export async function runHousekeeping(app: Pick<AppContext, 'db' | 'logger' | 'now' | 'config'>): Promise<boolean> {
+  if (!(await claimJobRun(app.db, HOUSEKEEPING, HOUSEKEEPING_LOCK, app.config.jobIntervalMs, app.now()))) return false;
+  const purged = await purgeExpiredIdempotencyKeys(app.db);
+  const erased = await eraseExpiredData(app.db);
+  const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
+  app.logger.info({ idempotencyKeys: purged, memberSessions, ...erased }, 'expired data erased');
+  return true;
+}
+
+export function startPeriodicJobs(app: Pick<AppContext, 'db' | 'logger' | 'now' | 'config'>): () => void {
+  const timer = setInterval(() => {
+    runHousekeeping(app).catch((err) => app.logger.error({ err }, 'periodic job failed'));
+  }, app.config.jobIntervalMs);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -17,12 +17,16 @@ import { openDatabase, type Database, type MemoryDatabase } from './db/database.
 import { createEngineRegistry } from './engines/registry.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalEventBus } from './events/bus.js';
+import { startRedisEventBus, type RedisEventBus } from './events/redisBus.js';
 import { startInstance, type RunningInstance } from './instances.js';
 import { loggerFor } from './logging/logger.js';
 import { createHttpServer } from './http/connections.js';
 import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
+import { FallbackRateLimitStore } from './ratelimit/fallbackStore.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
+import { RedisRateLimitStore } from './ratelimit/redisStore.js';
+import { connectRedis, type RedisConnections } from './redis.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
 import { resolveSecretsKey } from './secretsKey.js';
 import { sealPlaintextTokens } from './telephony/connectors.js';
@@ -74,6 +78,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   let instance: RunningInstance | undefined;
   let stopRevocations = async () => {};
+  let redis: RedisConnections | null = null;
+  let redisEvents: RedisEventBus | null = null;
   try {
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
@@ -102,7 +108,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         ? await PostgresRevocationBus.start({ databaseUrl: config.databaseUrl!, db: database.knex, logger, connectTimeoutMs: config.databaseTimeouts.connectMs })
         : new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed'));
     stopRevocations = () => (revocations instanceof PostgresRevocationBus ? revocations.close() : Promise.resolve());
-    const rateLimits = new MemoryRateLimitStore();
+    // Several instances share one PostgreSQL and one Redis (DESIGN §11); PGlite serves one process.
+    if (config.redisUrl && database.kind === 'pglite') {
+      logger.warn('REDIS_URL is not used: the embedded database (PGlite) serves one process; set DATABASE_URL to run several instances');
+    } else if (config.redisUrl) {
+      redis = await connectRedis(config.redisUrl, config.redisPrefix, logger, config.databaseTimeouts.connectMs);
+      redisEvents = await startRedisEventBus({ publisher: redis.commands, subscriber: redis.subscriber, channel: `${redis.prefix}events`, logger });
+    }
+    const rateLimits = redis
+      ? new FallbackRateLimitStore(new RedisRateLimitStore(redis.commands, `${redis.prefix}ratelimit:`), new MemoryRateLimitStore(), logger)
+      : new MemoryRateLimitStore();
     const shutdown = new AbortController();
     // Every open event stream listens for shutdown: there is no meaningful limit.
     setMaxListeners(0, shutdown.signal);
@@ -115,7 +130,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       adminToken,
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),
-      events: new LocalEventBus(),
+      events: redisEvents?.bus ?? new LocalEventBus(),
       instanceId: running.id,
       revocations,
       principals: new PrincipalCache(revocations, config.credentialCache),
@@ -172,6 +187,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await rateLimits.close();
       app.principals.close();
       await stopRevocations();
+      await redisEvents?.close();
+      await redis?.close();
       await database.close();
     };
     const connectionStats = async (): Promise<ConnectionStats> => ({
@@ -186,6 +203,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (err) {
     await instance?.stop().catch(() => undefined);
     await stopRevocations().catch(() => undefined);
+    await redisEvents?.close().catch(() => undefined);
+    await redis?.close();
     await database.close();
     throw err;
   }

@@ -136,7 +136,7 @@ const STAGES: Stage[] = [
     name: 'db:postgres',
     command: vitest('--project', 'db', '--project', 'browser', '--maxWorkers=2'),
     env: { TEST_DATABASE_URL: POSTGRES_URL },
-    needs: [postgres, chromium],
+    needs: [postgres, chromium, redis],
     summary: VITEST_SUMMARY,
   },
   { name: 'contract', command: node('contract-tests/run.ts'), needs: [], summary: /^\[contract\] summary: .*$/m },

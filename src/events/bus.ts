@@ -42,6 +42,12 @@ interface ScopeListeners {
 const scopeKey = (orgId: string, mode: string) => `${mode}:${orgId}`;
 
 export class LocalEventBus implements EventBus {
+  /**
+   * `fanOut`: where an event goes once it may be delivered; by default to this process's listeners.
+   * With several instances it goes to Redis, which hands it back to every instance (./redisBus.ts).
+   */
+  constructor(private readonly fanOut?: (event: BusEvent) => void) {}
+
   private readonly everything = new Set<EventListener>();
   private readonly scopes = new Map<string, ScopeListeners>();
   private readonly holding = new AsyncLocalStorage<HoldState>();
@@ -108,6 +114,12 @@ export class LocalEventBus implements EventBus {
   }
 
   private deliver(event: BusEvent): void {
+    if (this.fanOut) this.fanOut(event);
+    else this.deliverHere(event);
+  }
+
+  /** Offers an event to this process's listeners (made here, or heard from another instance). */
+  deliverHere(event: BusEvent): void {
     for (const listener of this.everything) listener(event);
     const listeners = this.scopes.get(scopeKey(event.orgId, event.mode));
     if (!listeners) return;

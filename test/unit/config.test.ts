@@ -34,6 +34,19 @@ describe('loadConfig', () => {
     expect(config.engines.openai.realtimeUrl).toBe('wss://api.openai.com/v1/realtime');
   });
 
+  it('shares a deployment through REDIS_URL with keys under REDIS_PREFIX, and runs housekeeping every JOB_INTERVAL_SECONDS', () => {
+    expect(loadConfig({})).toMatchObject({ redisUrl: undefined, redisPrefix: 'lia:', jobIntervalMs: 3_600_000 });
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379/2', REDIS_PREFIX: 'acme:', JOB_INTERVAL_SECONDS: '60' })).toMatchObject({
+      redisUrl: 'redis://cache:6379/2',
+      redisPrefix: 'acme:',
+      jobIntervalMs: 60_000,
+    });
+    expect(loadConfig({ REDIS_PREFIX: '' }).redisPrefix).toBe('');
+    expect(() => loadConfig({ REDIS_PREFIX: 'has space' })).toThrow(/REDIS_PREFIX must be at most 64 printable characters/);
+    expect(() => loadConfig({ REDIS_URL: 'http://cache:6379' })).toThrow(ConfigError);
+    expect(() => loadConfig({ JOB_INTERVAL_SECONDS: '0' })).toThrow(/JOB_INTERVAL_SECONDS must be a whole number from 1 to 86400/);
+  });
+
   it('derives the public base URL from PORT and trims a trailing slash', () => {
     expect(loadConfig({ PORT: '9000' }).publicBaseUrl).toBe('http://localhost:9000');
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');

@@ -1,0 +1,177 @@
+// Several instances of one deployment (DESIGN §11): two in-process servers on one PostgreSQL database
+// and one Redis act as one for events and rate limits, and run housekeeping once between them; with
+// Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runHousekeeping } from '../../src/jobs.js';
+import { callApi, connect, streamUrl, whenClosed } from '../media/support.js';
+import { backendName } from '../support/databases.js';
+import { TcpProxy } from '../support/tcpProxy.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** An open event stream and the events it has received so far, by type. */
+async function openStream(url: string, key: string) {
+  const res = await fetch(`${url}/v1/events`, { headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' } });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  let text = '';
+  /** Reads until `done`; fails (instead of waiting for ever) when the stream stays quiet for 15 s. */
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      let quiet: NodeJS.Timeout | undefined;
+      const silence = new Promise<never>((_, reject) => {
+        quiet = setTimeout(() => reject(new Error(`the stream stayed quiet; it had:\n${text}`)), 15_000);
+      });
+      try {
+        const { value, done: ended } = await Promise.race([reader.read(), silence]);
+        if (ended) throw new Error(`the stream ended; it had:\n${text}`);
+        text += new TextDecoder().decode(value);
+      } finally {
+        clearTimeout(quiet);
+      }
+    }
+  };
+  await readUntil(() => text.includes(': connected\n\n'));
+  return {
+    /** Waits until `count` events of `type` have come, then answers their ids. */
+    async received(type: string, count: number): Promise<string[]> {
+      const ids = () => [...text.matchAll(new RegExp(`id: (evt_\\w+)\\nevent: ${type.replace('.', '\\.')}\\n`, 'g'))].map((m) => m[1]!);
+      await readUntil(() => ids().length >= count);
+      return ids();
+    },
+    close: () => reader.cancel(),
+  };
+}
+
+describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and one Redis', () => {
+  let first: TestServer;
+  let second: TestServer;
+  const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6' };
+  beforeAll(async () => {
+    first = await startTestServer(env);
+    const shared = first.server.app.config.databaseUrl!;
+    second = await startTestServer(env, { databaseUrl: () => shared });
+  });
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+  });
+
+  it('an event made on one instance reaches the streams of both, each exactly once', async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const { key: streamKey } = await first.createKey(orgId, 'test'); // the rate limit of 6 is per key
+    const onFirst = await openStream(first.url, streamKey);
+    const onSecond = await openStream(second.url, streamKey);
+
+    const made = [];
+    for (const instance of [first, second, first]) {
+      const res = await fetch(`${instance.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ agent_language: 'en' }),
+      });
+      expect(res.status).toBe(201);
+      made.push((await res.json()).id);
+    }
+    const stored = await first.server.app.db('events').where({ org_id: orgId, type: 'session.created' }).orderBy('seq').select('id');
+    const ids = stored.map((row) => row.id);
+    expect(ids).toHaveLength(3);
+    expect(await onFirst.received('session.created', 3)).toEqual(ids);
+    expect(await onSecond.received('session.created', 3)).toEqual(ids);
+
+    // Nothing more comes: one more event, and each stream has it once after the three.
+    await fetch(`${second.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_language: 'en' }),
+    });
+    expect(await onFirst.received('session.created', 4)).toHaveLength(4);
+    expect(await onSecond.received('session.created', 4)).toHaveLength(4);
+    await onFirst.close();
+    await onSecond.close();
+  });
+
+  it("a call ended through one instance closes that call's media sockets on the other", async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const call = await callApi(first).createCall(key, { customer_language: 'es' });
+    const onSecond = callApi(second);
+    const mic = await connect(streamUrl(second, await onSecond.join(call.id, call.agentKey)));
+    const closed = whenClosed(mic);
+    expect((await callApi(first).api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
+    expect(await closed).toEqual({ code: 4000, reason: 'call ended' });
+  });
+
+  it('a key has one rate limit across the instances', async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const account = (instance: TestServer) => fetch(`${instance.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } });
+    const statuses = [];
+    for (const instance of [first, second, first, second, first, second]) statuses.push((await account(instance)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    const refused = await account(second);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await account(first)).status).toBe(429);
+  });
+
+  it('runs the housekeeping once per period between the instances', async () => {
+    await first.server.app.db('job_runs').delete();
+    const ran = await Promise.all([runHousekeeping(first.server.app), runHousekeeping(second.server.app)]);
+    expect(ran.filter(Boolean)).toHaveLength(1);
+    // Within the period neither runs it again.
+    expect(await Promise.all([runHousekeeping(first.server.app), runHousekeeping(second.server.app)])).toEqual([false, false]);
+    expect(await first.server.app.db('job_runs').select('name')).toEqual([{ name: 'housekeeping' }]);
+  });
+});
+
+describe.skipIf(backendName !== 'postgres')('an instance whose Redis goes away', () => {
+  let t: TestServer;
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    const target = new URL(REDIS_URL);
+    proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    await proxy.start();
+    t = await startTestServer({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '3' });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await proxy?.kill();
+  });
+
+  it('still answers, limits on its own, and delivers its events to its own streams', async () => {
+    const orgId = await t.createOrg();
+    const { key } = await t.createKey(orgId, 'test');
+    const { key: streamKey } = await t.createKey(orgId, 'test');
+    const stream = await openStream(t.url, streamKey);
+    await proxy.kill();
+
+    const account = () => fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } });
+    expect([(await account()).status, (await account()).status, (await account()).status]).toEqual([200, 200, 200]);
+    expect((await account()).status).toBe(429);
+    const created = await fetch(`${t.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${streamKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_language: 'en' }),
+    });
+    expect(created.status).toBe(201);
+    expect(await stream.received('session.created', 1)).toHaveLength(1);
+    await stream.close();
+  });
+});
+
+describe('REDIS_URL with the embedded database', () => {
+  it.skipIf(backendName !== 'pglite')('starts as one process and says why Redis is not used', async () => {
+    const lines: string[] = [];
+    const t = await startTestServer({ REDIS_URL: 'redis://127.0.0.1:1' }, { logLevel: 'warn', logDestination: { write: (line: string) => lines.push(line) } });
+    try {
+      expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+      expect(lines.join('')).toContain('REDIS_URL is not used: the embedded database (PGlite) serves one process');
+    } finally {
+      await t.stop();
+    }
+  });
+});
