@@ -39,4 +39,9 @@ export interface AppContext {
   now: () => number;
   /** Aborted when the server stops: long-lived streams and sockets end themselves. */
   shutdown: AbortSignal;
+  /**
+   * Aborted when the server starts to stop (SIGTERM): readiness answers 503 so a load balancer sends
+   * new clients elsewhere, and no new media sockets are taken, while open calls go on for the grace.
+   */
+  draining: AbortSignal;
 }

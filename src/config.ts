@@ -23,6 +23,11 @@ export interface Config {
   redisPrefix: string;
   /** How often the housekeeping jobs run, once per deployment (JOB_INTERVAL_SECONDS). */
   jobIntervalMs: number;
+  /**
+   * SIGTERM: how long open calls may go on while the instance drains (SHUTDOWN_GRACE_SECONDS; default
+   * 10 with REDIS_URL, where other instances take the new clients, 0 alone).
+   */
+  shutdownGraceMs: number;
   audioSocketPort: number;
   /** The host a PBX dials for AudioSocket lines (phone-line answers). */
   audioSocketHost: string;
@@ -315,6 +320,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: redisPrefix(),
     jobIntervalMs: integer('JOB_INTERVAL_SECONDS', 3_600, 1, 86_400) * 1_000,
+    shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', text('REDIS_URL') ? 10 : 0, 0, 12) * 1_000,
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
     audioSocketHost: text('AUDIOSOCKET_HOST') ?? new URL(publicBaseUrl).hostname,
     iceServers: iceServers(),

@@ -119,6 +119,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ? new FallbackRateLimitStore(new RedisRateLimitStore(redis.commands, `${redis.prefix}ratelimit:`), new MemoryRateLimitStore(), logger)
       : new MemoryRateLimitStore();
     const shutdown = new AbortController();
+    const draining = new AbortController();
     // Every open event stream listens for shutdown: there is no meaningful limit.
     setMaxListeners(0, shutdown.signal);
     const app: AppContext = {
@@ -136,6 +137,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       principals: new PrincipalCache(revocations, config.credentialCache),
       eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
+      draining: draining.signal,
       now: Date.now,
       audioSocketPort: config.audioSocketPort,
     };
@@ -172,7 +174,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
     if (audioSocket.port !== null) app.audioSocketPort = audioSocket.port;
 
-    const stop = async () => {
+    let stopping: Promise<void> | undefined;
+    // Once, whoever asks (a signal, a test, both).
+    const stop = () => (stopping ??= stopOnce());
+    const stopOnce = async () => {
+      // Drain first: readiness answers 503 and no new media endpoints are taken, while the open calls
+      // go on for the grace (with several instances, their clients' next sockets land elsewhere).
+      draining.abort();
+      await media.drain(config.shutdownGraceMs);
       // Stop accepting, let in-flight requests finish, end streams, drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       shutdown.abort();

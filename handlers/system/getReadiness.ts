@@ -1,7 +1,7 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { assertDatabaseReady } from '../../src/services/health.js';
+import { assertReady } from '../../src/services/health.js';
 
 export default defineHandler<'getReadiness'>(async ({ app }) => {
-  await assertDatabaseReady(app.db);
+  await assertReady(app.db, app.draining);
   return { status: 200, body: { status: 'ok' } };
 });

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 
-/** Readiness: the database answers a trivial query, or 503. */
-export async function assertDatabaseReady(db: Knex): Promise<void> {
+/** Readiness: not draining, and the database answers a trivial query; 503 otherwise. */
+export async function assertReady(db: Knex, draining: AbortSignal): Promise<void> {
+  if (draining.aborted) throw errors.unavailable('this instance is shutting down; other instances take new clients');
   try {
     await db.raw('select 1');
   } catch {

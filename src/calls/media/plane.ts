@@ -76,6 +76,7 @@ export class MediaPlane {
   readonly now: () => number;
   private ticker: NodeJS.Timeout | null = null;
   private closingDown = false;
+  private draining = false;
 
   constructor(
     readonly deps: MediaDeps,
@@ -92,8 +93,19 @@ export class MediaPlane {
     return this.log;
   }
 
+  /** Taking no new endpoints: shutting down, or draining (open rooms go on, new sockets go elsewhere). */
   get closing(): boolean {
-    return this.closingDown;
+    return this.closingDown || this.draining;
+  }
+
+  /**
+   * Drains: no new endpoints from now on; resolves when the last room has emptied or after `graceMs`,
+   * whichever comes first (then close() ends what is left).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    const deadline = Date.now() + graceMs;
+    while (this.rooms.size && Date.now() < deadline) await sleep(Math.min(100, deadline - Date.now()));
   }
 
   /** Changes settings for rooms from now on (tests make the billing clock fast). */
