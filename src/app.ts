@@ -3,6 +3,7 @@ import type { AppContext } from './appContext.js';
 import { consoleRouter } from './console/router.js';
 import { applyPublicCors } from './http/cors.js';
 import { errorHandler } from './http/errorHandler.js';
+import { metricsRouter } from './http/metricsRoute.js';
 import { logRequest } from './http/requestLog.js';
 import { operationsRouter, unmatchedOperation } from './http/router.js';
 import { setNoSniff } from './http/securityHeaders.js';
@@ -20,7 +21,7 @@ export function createApp(app: AppContext): express.Express {
   server.set('trust proxy', app.config.trustProxyHops);
   // What every request gets, in one layer: its id and log line, nosniff, CORS on the public endpoints.
   server.use((req, res, next) => {
-    logRequest(app.logger, req, res);
+    logRequest(app.logger, app.metrics, req, res);
     setNoSniff(res);
     if (!applyPublicCors(req, res)) next();
   });
@@ -29,6 +30,7 @@ export function createApp(app: AppContext): express.Express {
   server.use(docsRouter());
   server.use(chatPageRouter());
   server.use(consoleRouter(app));
+  server.use(metricsRouter(app));
   server.use(twilioWebhooksRouter(app));
   server.use(callPageRouter());
   server.use(authorizePageRouter(app));

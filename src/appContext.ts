@@ -5,6 +5,7 @@ import type { EngineRegistry } from './engines/registry.js';
 import type { PrincipalCache } from './auth/principalCache.js';
 import type { RevocationBus } from './auth/revocation.js';
 import type { EventBus } from './events/bus.js';
+import type { Metrics } from './metrics.js';
 import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
@@ -44,4 +45,6 @@ export interface AppContext {
    * new clients elsewhere, and no new media sockets are taken, while open calls go on for the grace.
    */
   draining: AbortSignal;
+  /** This instance's Prometheus metrics (GET /metrics). */
+  metrics: Metrics;
 }

@@ -20,6 +20,7 @@ import { LocalEventBus } from './events/bus.js';
 import { startRedisEventBus, type RedisEventBus } from './events/redisBus.js';
 import { startInstance, type RunningInstance } from './instances.js';
 import { loggerFor } from './logging/logger.js';
+import { Metrics } from './metrics.js';
 import { createHttpServer } from './http/connections.js';
 import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
@@ -138,6 +139,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       eventStreams: new ConnectionSlots(),
       shutdown: shutdown.signal,
       draining: draining.signal,
+      // Read when scraped: the media plane exists by then.
+      metrics: new Metrics(() => {
+        const stats = media.stats();
+        return {
+          eventStreams: app.eventStreams.count(),
+          mediaRooms: stats.rooms,
+          mediaSockets: stats.sockets,
+          audioSocketConnections: stats.audioSocketConnections,
+          twilioStreams: stats.twilioStreams,
+          listenerChunksDropped: stats.chunksDropped,
+          lineFramesDropped: stats.lineFramesDropped,
+          twilioFramesDropped: stats.twilioFramesDropped,
+        };
+      }),
       now: Date.now,
       audioSocketPort: config.audioSocketPort,
     };

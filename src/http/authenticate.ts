@@ -17,6 +17,8 @@ declare global {
       callSide?: CallSide;
       chat?: ChatAccess;
       requestId: string;
+      /** The contract operation the request matched (metrics label). */
+      operationId?: string;
     }
   }
 }

@@ -25,6 +25,10 @@ export const perSession: RateLimitBucket = (req) => {
   return `session:${req.chat.session.id}`;
 };
 
+/** Which limit refused a request, for the metrics: an API key's, an app's, a call's or a chat session's. */
+const limitName = (bucket: RateLimitBucket, req: Request) =>
+  bucket === perPrincipal ? (req.principal?.kind === 'app' ? 'app' : 'api_key') : bucket === perCall ? 'call' : 'chat_session';
+
 /** Counts the request against its window and reports the window in headers. */
 export function rateLimit(app: AppContext, bucket: RateLimitBucket) {
   const { requestsPerWindow, appRequestsPerWindow, windowMs } = app.config.rateLimit;
@@ -36,7 +40,10 @@ export function rateLimit(app: AppContext, bucket: RateLimitBucket) {
       'X-RateLimit-Remaining': String(result.remaining),
       'X-RateLimit-Reset': String(result.resetAtSeconds),
     });
-    if (!result.allowed) throw errors.rateLimited(result.limit, result.retryAfterSeconds);
+    if (!result.allowed) {
+      app.metrics.rateLimitRefusals.inc({ limit: limitName(bucket, req) });
+      throw errors.rateLimited(result.limit, result.retryAfterSeconds);
+    }
     next();
   };
 }

@@ -46,8 +46,13 @@ export function operationsRouter(app: AppContext): RequestHandler {
     const key = groupOf(op.path);
     const router = groups.get(key) ?? groups.set(key, express.Router()).get(key)!;
     const body = documentedBody(op);
+    const named: RequestHandler = (req, _res, next) => {
+      req.operationId = op.operationId;
+      next();
+    };
     router[op.method](
       op.expressPath,
+      named,
       ...bodyParsers(op),
       storablePath,
       ...guards[op.auth](op),

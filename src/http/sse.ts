@@ -11,7 +11,7 @@ import type { EventStream } from '../realtime/eventStream.js';
 
 const BACKLOG_PAGE = 500;
 
-type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'revocations' | 'shutdown'>;
+type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'revocations' | 'shutdown' | 'metrics'>;
 
 const STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -66,15 +66,19 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
 
-  const deliver = async (event: BusEvent) => {
+  /** `fresh`: heard live, not read from the backlog (its delivery lag is measured). */
+  const deliver = async (event: BusEvent, fresh: boolean) => {
     if (closed) return;
-    if (stream.accept(event)) res.write(frame(event, stream));
+    if (stream.accept(event)) {
+      res.write(frame(event, stream));
+      if (fresh) deps.metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
+    }
     if (await stream.endAfter?.(event)) end();
   };
   // Only this scope's events reach the stream (the bus indexes streams by scope).
   const unsubscribe = events.subscribeTo(scope, (event) => {
     // A failed delivery (the database, behind endAfter) ends the stream; the client resumes from its last id.
-    if (live) deliver(event).catch(end);
+    if (live) deliver(event, true).catch(end);
     else pending.push(event);
   });
   let revokedBeforeStart = false;
@@ -131,7 +135,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     const page = await eventsAfter(db, scope, after, BACKLOG_PAGE);
     for (const event of page) {
       deliveredFromBacklog.add(event.seq!);
-      await deliver(event);
+      await deliver(event, false);
     }
     if (page.length < BACKLOG_PAGE) break;
     after = page[page.length - 1].seq!;
@@ -139,6 +143,6 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   live = true;
   for (const event of pending.splice(0)) {
     const seen = event.seq !== null && (event.seq <= startSeq || deliveredFromBacklog.has(event.seq));
-    if (!seen) await deliver(event);
+    if (!seen) await deliver(event, true);
   }
 }

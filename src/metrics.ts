@@ -1,0 +1,69 @@
+// Prometheus metrics of one instance (prom-client), served at GET /metrics to the operator. Counters and
+// histograms are updated where things happen; what the instance holds open right now (streams,
+// rooms, sockets) is read when scraped. Labels are low-cardinality on purpose: operations and
+// statuses, never organizations or keys (those are in the request log).
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the instance holds open when scraped. */
+export interface OpenCounts {
+  eventStreams: number;
+  mediaRooms: number;
+  mediaSockets: number;
+  audioSocketConnections: number;
+  twilioStreams: number;
+  /** Totals since start of what slow or stalled receivers lost. */
+  listenerChunksDropped: number;
+  lineFramesDropped: number;
+  twilioFramesDropped: number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by contract operation (or "page", "unmatched") and status',
+    labelNames: ['operation', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly requestSeconds = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by contract operation (event streams: until they end)',
+    labelNames: ['operation'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly rateLimitRefusals = new Counter({
+    name: 'rate_limit_refusals_total',
+    help: 'Requests refused with 429 by a rate limit, by the limit (api key, app, call, chat session)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+  readonly eventDeliveryLag = new Histogram({
+    name: 'event_delivery_lag_seconds',
+    help: 'From an event being made to its being written to a live stream',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [this.registry],
+  });
+
+  constructor(open: () => OpenCounts, options: { defaultMetrics?: boolean } = {}) {
+    const gauge = (name: string, help: string, read: (counts: OpenCounts) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read(open()));
+        },
+      });
+    gauge('event_streams_open', 'Server-sent event streams open on this instance', (c) => c.eventStreams);
+    gauge('media_rooms', 'Calls with media on this instance', (c) => c.mediaRooms);
+    gauge('media_sockets_open', 'Media WebSockets (stream, listen, signalling) open on this instance', (c) => c.mediaSockets);
+    gauge('audiosocket_connections_open', 'AudioSocket connections (PBX lines) open on this instance', (c) => c.audioSocketConnections);
+    gauge('twilio_streams_open', 'Twilio media streams admitted on this instance', (c) => c.twilioStreams);
+    gauge('media_listener_chunks_dropped', 'Audio chunks dropped for slow listeners since start', (c) => c.listenerChunksDropped);
+    gauge('media_line_frames_dropped', 'Frames dropped for AudioSocket lines since start', (c) => c.lineFramesDropped);
+    gauge('media_twilio_frames_dropped', 'Frames dropped for Twilio streams since start', (c) => c.twilioFramesDropped);
+    // Process CPU, memory, event-loop delay and handles, as every Node service reports them.
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+}
