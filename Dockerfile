@@ -1,5 +1,6 @@
 # The API server, compiled ahead of time (scripts/build.mjs, esbuild) so a start loads JavaScript only.
-FROM node:20-bookworm-slim
+# Node 24 LTS (Node 20 is past its end of life; the code still runs on 20 for machines that have it).
+FROM node:24-bookworm-slim
 
 ENV NODE_ENV=production
 WORKDIR /app
