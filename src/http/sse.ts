@@ -111,12 +111,13 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   if (res.destroyed) end();
 
   let startSeq: number;
+  let resumeFrom: number | null;
   try {
     if (shutdown.aborted) throw errors.unavailable('the server is shutting down');
     const lastEventId = req.get('last-event-id');
     // Where the stream starts: after the client's last event, or (new stream, unknown id) now. Read
-    // after subscribing; the backlog query below then covers whatever commits in between.
-    const resumeFrom = lastEventId ? await sequenceOf(db, scope, lastEventId) : null;
+    // after subscribing, so that anything committed after this read comes live.
+    resumeFrom = lastEventId ? await sequenceOf(db, scope, lastEventId) : null;
     startSeq = resumeFrom ?? (await latestSequence(db));
     // Watching began before this check, so a revocation is seen here or announced to the watcher.
     if (credential && (!(await credential.isActive()) || revokedBeforeStart)) throw credential.refusal();
@@ -131,7 +132,9 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   res.write(': connected\n\n');
   heartbeat = setInterval(() => res.write(': heartbeat\n\n'), stream.heartbeatMs);
 
-  for (let after = startSeq; !closed; ) {
+  // A resumed stream reads what it missed from the log. A new one starts at the latest event: whatever
+  // commits after that is published after its commit, so after this stream subscribed, and comes live.
+  for (let after = startSeq; resumeFrom !== null && !closed; ) {
     const page = await eventsAfter(db, scope, after, BACKLOG_PAGE);
     for (const event of page) {
       deliveredFromBacklog.add(event.seq!);
