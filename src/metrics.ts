@@ -15,6 +15,9 @@ export interface OpenCounts {
   listenerChunksDropped: number;
   lineFramesDropped: number;
   twilioFramesDropped: number;
+  /** Interpreters connected upstream now, and their reconnects since start. */
+  interpreters: number;
+  interpreterReconnects: number;
 }
 
 export class Metrics {
@@ -63,6 +66,8 @@ export class Metrics {
     gauge('media_listener_chunks_dropped', 'Audio chunks dropped for slow listeners since start', (c) => c.listenerChunksDropped);
     gauge('media_line_frames_dropped', 'Frames dropped for AudioSocket lines since start', (c) => c.lineFramesDropped);
     gauge('media_twilio_frames_dropped', 'Frames dropped for Twilio streams since start', (c) => c.twilioFramesDropped);
+    gauge('media_interpreters_connected', 'Interpreter sessions (one per direction of a call) connected upstream now', (c) => c.interpreters);
+    gauge('media_interpreter_reconnects', 'Times an interpreter session lost its upstream connection since start', (c) => c.interpreterReconnects);
     // Process CPU, memory, event-loop delay and handles, as every Node service reports them.
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }

@@ -151,6 +151,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           listenerChunksDropped: stats.chunksDropped,
           lineFramesDropped: stats.lineFramesDropped,
           twilioFramesDropped: stats.twilioFramesDropped,
+          interpreters: stats.interpreters,
+          interpreterReconnects: stats.interpreterReconnects,
         };
       }),
       now: Date.now,

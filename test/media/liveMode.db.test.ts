@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { InterpreterFactory, InterpreterOptions } from '../../src/calls/media/interpreter.js';
 import { backendName } from '../support/databases.js';
-import { startTestServer, type TestServer } from '../support/testServer.js';
+import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 import { Listener, callApi, type Frame, connect, listenUrl, pattern, sleep, streamAudio, streamUrl, waitUntil, withServerClockStopped } from './support.js';
 
 interface FakeInterpreter {
@@ -103,6 +103,30 @@ describe(`media plane, live mode (${backendName})`, () => {
     await waitUntil(() => instances.find((i) => i.opts.sourceLanguage === 'en')!.closed, 2_000, 'the en->fi interpreter to close');
     expect(instances.find((i) => i.opts.sourceLanguage === 'fi')!.closed).toBe(false);
     for (const ws of [customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
+  it('counts the interpreters connected and their reconnects, in the stats and at /metrics', async () => {
+    useInterpreter(fake);
+    const { agent } = await liveCall(10);
+    const before = t.server.media.stats();
+    const agentMic = await connect(streamUrl(t, agent));
+    await waitUntil(() => instances.length === 1 && t.server.media.stats().interpreters === before.interpreters + 1, 10_000, 'the interpreter connected');
+
+    instances[0]!.opts.onStatus({ state: 'reconnecting', message: 'upstream connection lost' });
+    expect(t.server.media.stats()).toMatchObject({ interpreters: before.interpreters, interpreterReconnects: before.interpreterReconnects + 1 });
+    // Still reconnecting: one loss counts once, however often it is reported.
+    instances[0]!.opts.onStatus({ state: 'reconnecting' });
+    instances[0]!.opts.onStatus({ state: 'connected' });
+    expect(t.server.media.stats()).toMatchObject({ interpreters: before.interpreters + 1, interpreterReconnects: before.interpreterReconnects + 1 });
+
+    const scraped = await (await fetch(`${t.url}/metrics`, { headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).text();
+    expect(scraped).toContain(`\nmedia_interpreter_reconnects ${before.interpreterReconnects + 1}\n`);
+    expect(scraped).toContain(`\nmedia_interpreters_connected ${before.interpreters + 1}\n`);
+
+    // The room closes: its reconnects stay counted.
+    agentMic.close();
+    await waitUntil(() => t.server.media.stats().rooms === before.rooms, 10_000, 'the room closed');
+    expect(t.server.media.stats().interpreterReconnects).toBe(before.interpreterReconnects + 1);
   });
 
   it("mixes a side's sources before they reach its interpreter (one voice, not two interleaved)", async () => {

@@ -49,6 +49,9 @@ export interface MediaStats {
   twilioFramesSent: number;
   twilioFramesDropped: number;
   twilioClears: number;
+  /** Interpreters connected upstream now, and their reconnects since start (rooms closed since included). */
+  interpreters: number;
+  interpreterReconnects: number;
 }
 
 /** What a transport registers so that the plane can count its connections and close them at shutdown. */
@@ -76,6 +79,8 @@ export class MediaPlane {
   readonly now: () => number;
   private ticker: NodeJS.Timeout | null = null;
   private closingDown = false;
+  /** Interpreter reconnects of rooms that have closed (the open rooms report their own). */
+  private reconnectsOfClosedRooms = 0;
   private draining = false;
 
   constructor(
@@ -150,7 +155,11 @@ export class MediaPlane {
         now: this.now,
         track: (work) => this.track(work),
         onEmpty: (empty) => {
-          if (this.rooms.get(empty.id) === empty) this.rooms.delete(empty.id);
+          if (this.rooms.get(empty.id) === empty) {
+            const { directions } = empty.stats();
+            this.reconnectsOfClosedRooms += directions.agent.reconnects + directions.customer.reconnects;
+            this.rooms.delete(empty.id);
+          }
           this.updateTicker();
         },
       });
@@ -210,6 +219,8 @@ export class MediaPlane {
       twilioFramesSent: 0,
       twilioFramesDropped: 0,
       twilioClears: 0,
+      interpreters: 0,
+      interpreterReconnects: this.reconnectsOfClosedRooms,
     };
     for (const transport of this.transports) Object.assign(stats, transport.stats());
     for (const room of this.rooms.values()) {
@@ -219,6 +230,10 @@ export class MediaPlane {
       stats.lines += roomStats.lines;
       stats.chunksSent += roomStats.chunksSent;
       stats.chunksDropped += roomStats.chunksDropped;
+      for (const direction of [roomStats.directions.agent, roomStats.directions.customer]) {
+        if (direction.interpreting) stats.interpreters++;
+        stats.interpreterReconnects += direction.reconnects;
+      }
     }
     return stats;
   }

@@ -93,6 +93,9 @@ export class Direction {
     return this.connected;
   }
 
+  /** Times the interpreter lost its upstream connection and had to reconnect (stats). */
+  reconnects = 0;
+
   /** The speaker's voice, all sources mixed. */
   push(pcm: Buffer): void {
     if (this.host.echoes) {
@@ -248,6 +251,7 @@ export class Direction {
     this.connected = false;
     if (!this.reconnecting) {
       this.reconnecting = true;
+      this.reconnects++;
       const message = status.message ? `${NOTICE_MESSAGES.translation_reconnecting}: ${status.message}` : undefined;
       this.announce(notice(NOTICE.translationReconnecting, message));
     }

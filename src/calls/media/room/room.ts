@@ -331,8 +331,12 @@ export class CallRoom implements DirectionHost {
       chunksDropped,
       maxBufferedBytes,
       directions: {
-        agent: { state: this.directions.agent.state, interpreting: this.directions.agent.interpreting },
-        customer: { state: this.directions.customer.state, interpreting: this.directions.customer.interpreting },
+        agent: { state: this.directions.agent.state, interpreting: this.directions.agent.interpreting, reconnects: this.directions.agent.reconnects },
+        customer: {
+          state: this.directions.customer.state,
+          interpreting: this.directions.customer.interpreting,
+          reconnects: this.directions.customer.reconnects,
+        },
       },
     };
   }
