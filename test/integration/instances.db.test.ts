@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHousekeeping } from '../../src/jobs.js';
-import { callApi, connect, streamUrl, whenClosed } from '../media/support.js';
+import { callApi, connect, Listener, listenUrl, pattern, streamUrl, whenClosed } from '../media/support.js';
 import { backendName } from '../support/databases.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
@@ -125,6 +125,39 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     // Within the period neither runs it again.
     expect(await Promise.all([runHousekeeping(first.server.app), runHousekeeping(second.server.app)])).toEqual([false, false]);
     expect(await first.server.app.db('job_runs').select('name')).toEqual([{ name: 'housekeeping' }]);
+  });
+});
+
+describe.skipIf(backendName !== 'postgres')('an instance that stops in the middle of a call', () => {
+  it('leaves the call open; its sides reconnect to the other instance and carry on', async () => {
+    // No grace: the instance goes at once, as one that is lost would.
+    const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, SHUTDOWN_GRACE_SECONDS: '0' };
+    const first = await startTestServer(env);
+    const second = await startTestServer(env, { databaseUrl: () => first.server.app.config.databaseUrl! });
+    try {
+      const orgId = await first.createOrg();
+      const { key } = await first.createKey(orgId, 'test');
+      const call = await callApi(first).createCall(key, { customer_language: 'es' });
+      const onFirst = await callApi(first).join(call.id, call.agentKey);
+      const mic = await connect(streamUrl(first, onFirst));
+      const closed = whenClosed(mic);
+      await first.server.stop(); // the instance only: the database stays, shared with the other
+      expect(await closed).toEqual({ code: 1001, reason: 'server shutting down' });
+
+      // The same link joins on the other instance, whose room is made anew; test mode echoes the voice.
+      const onSecond = await callApi(second).join(call.id, call.agentKey);
+      const ear = await Listener.open(listenUrl(second, onSecond));
+      const again = await connect(streamUrl(second, onSecond));
+      const voice = pattern(4_800, 9);
+      again.send(voice);
+      expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+      expect((await (await callApi(second).api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
+      again.close();
+      ear.close();
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
   });
 });
 
