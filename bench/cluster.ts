@@ -3,7 +3,8 @@
 // What a second instance adds, in one run on one machine: authenticated requests (GET /v1/account)
 // straight to one instance, through nginx to one instance, and through nginx to two (round robin);
 // and the time a test-mode call's audio takes to come back (a 20 ms frame sent on the stream socket,
-// heard on the listen socket), straight and through nginx. Two instances share one PostgreSQL database
+// heard on the listen socket), straight, through nginx, and with the listen socket on the other
+// instance, bridged to the room through Redis. Two instances share one PostgreSQL database
 // and one Redis, as deploy/nginx.conf and docker-compose.yml run them.
 //
 // Needs wrk (WRK_PATH), nginx (NGINX_PATH, default /usr/sbin/nginx), PostgreSQL (a role that may create
@@ -96,8 +97,11 @@ async function startNginx(instances: ServerProcess[], workDir: string, name: str
   };
 }
 
-/** Milliseconds from sending a 20 ms frame on a test-mode call's stream socket to hearing it back, per frame. */
-async function echoTimes(baseUrl: string, key: string): Promise<number[]> {
+/**
+ * Milliseconds from sending a 20 ms frame on a test-mode call's stream socket (opened at `baseUrl`) to
+ * hearing it on the side's listen socket (opened at `earUrl`), per frame.
+ */
+async function echoTimes(baseUrl: string, earUrl: string, key: string): Promise<number[]> {
   const api = (p: string, init: RequestInit = {}) => fetch(baseUrl + p, init).then((r) => r.json() as Promise<Record<string, any>>);
   const call = await api('/v1/calls', {
     method: 'POST',
@@ -107,21 +111,30 @@ async function echoTimes(baseUrl: string, key: string): Promise<number[]> {
   const callKey = String(call.agent_url).split('#k=')[1];
   const join = await api(`/calls/public/${call.id}`, { headers: { 'X-Call-Key': callKey } });
   const ws = baseUrl.replace(/^http/, 'ws');
+  const earWs = earUrl.replace(/^http/, 'ws');
   const open = (url: string) =>
     new Promise<WebSocket>((resolve, reject) => {
       const socket = new WebSocket(url);
       socket.once('open', () => resolve(socket));
       socket.once('error', reject);
     });
-  const ear = await open(`${ws}${join.listen.path}?unlock=${encodeURIComponent(join.listen.unlock)}`);
+  // The stream socket first: the room is made where it lands.
   const mic = await open(`${ws}${join.stream.path}?token=${encodeURIComponent(join.stream.token)}&source_id=bench`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const ear = await open(`${earWs}${join.listen.path}?unlock=${encodeURIComponent(join.listen.unlock)}`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
   const times: number[] = [];
   const frame = Buffer.alloc(960, 7);
+  // Audio comes as binary messages; captions and notices (text) may come between them.
+  let heard: (() => void) | null = null;
+  ear.on('message', (_data, isBinary) => {
+    if (isBinary) heard?.();
+  });
   for (let i = 0; i < ECHOES; i++) {
-    const heard = new Promise<void>((resolve) => ear.once('message', (_data, isBinary) => (isBinary ? resolve() : undefined)));
+    const echoed = new Promise<void>((resolve) => (heard = resolve));
     const sent = performance.now();
     mic.send(frame);
-    await heard;
+    await echoed;
     times.push(performance.now() - sent);
   }
   mic.close();
@@ -150,6 +163,8 @@ async function main() {
   const instances: ServerProcess[] = [];
   const balancers: { url: string; stop(): Promise<void> }[] = [];
   try {
+    // One deployment: both instances with the same Redis prefix.
+    const redisPrefix = `bench-${randomBytes(4).toString('hex')}:`;
     const env = (n: number) =>
       serverEnv({
         ...scripts.start.env,
@@ -158,7 +173,7 @@ async function main() {
         ADMIN_TOKEN: adminToken,
         SECRETS_KEY,
         REDIS_URL,
-        REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
+        REDIS_PREFIX: redisPrefix,
         RATE_LIMIT_PER_MINUTE: '1000000',
         AUDIOSOCKET_PORT: '0',
         LOG_LEVEL: 'warn',
@@ -210,16 +225,17 @@ async function main() {
     );
 
     const echoes = [
-      { label: 'socket straight to the instance', url: instances[0]!.url },
-      { label: 'socket through nginx (two instances)', url: two.url },
+      { label: 'both sockets straight to the room\'s instance', mic: instances[0]!.url, ear: instances[0]!.url },
+      { label: 'both through nginx (two instances)', mic: two.url, ear: two.url },
+      { label: 'listen socket bridged from the other instance', mic: instances[0]!.url, ear: instances[1]!.url },
     ];
     const echoRows: string[][] = [];
     for (const route of echoes) {
-      const times = await echoTimes(route.url, seeded.key);
+      const times = await echoTimes(route.mic, route.ear, seeded.key);
       echoRows.push([route.label, num(percentile(times, 50), 2), num(percentile(times, 99), 2)]);
     }
     console.log(`\nA test-mode call's 20 ms frame, stream socket to listen socket, ${ECHOES} frames one after another\n`);
-    console.log(table([['path', 'p50 ms', 'p99 ms'], ...echoRows, ['socket bridged to another instance', 'n/a', 'n/a (not built: issue 17)']]));
+    console.log(table([['path', 'p50 ms', 'p99 ms'], ...echoRows]));
     console.log(`\nat end: ${machineLine()}`);
   } finally {
     for (const balancer of balancers) await balancer.stop();

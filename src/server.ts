@@ -8,6 +8,7 @@ import { PrincipalCache } from './auth/principalCache.js';
 import { LocalRevocationBus, type RevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
+import { RedisMediaBridge } from './calls/media/transports/bridge/redisBridge.js';
 import { TwilioTransport } from './calls/media/transports/twilio/server.js';
 import { attachWebSockets } from './calls/media/transports/websocket/server.js';
 import type { AppContext } from './appContext.js';
@@ -167,6 +168,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
+    // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
+    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.subscriber, prefix: redis.prefix, instanceId: running.id, logger });
     const twilio = new TwilioTransport(media, { events: app.events, failedAttempts: app.failedAttempts });
     attachWebSockets(httpServer, media, {
       events: app.events,

@@ -3,8 +3,9 @@
 // Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { runHousekeeping } from '../../src/jobs.js';
-import { callApi, connect, Listener, listenUrl, pattern, streamUrl, whenClosed } from '../media/support.js';
+import { callApi, connect, Listener, listenUrl, pattern, streamAudio, streamUrl, waitUntil, whenClosed } from '../media/support.js';
 import { backendName } from '../support/databases.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
@@ -105,6 +106,64 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(await closed).toEqual({ code: 4000, reason: 'call ended' });
   });
 
+  it("a side's sockets on two instances meet in one room: the listen socket on the other instance hears the voice (test mode)", async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const call = await callApi(first).createCall(key, { customer_language: 'es' });
+    const onFirst = await callApi(first).join(call.id, call.agentKey);
+    const mic = await connect(streamUrl(first, onFirst)); // the room is made on the first instance
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    const before = second.server.media.stats().bridgeRelaysOpened;
+    const ear = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
+    await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the listener relayed into the room');
+    expect(second.server.media.room(call.id)).toBeUndefined();
+    expect(second.server.media.stats().bridgeRelaysOpened).toBe(before + 1);
+
+    const voice = pattern(9_600, 5);
+    await streamAudio(mic, voice, 960, 1);
+    expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+    expect(ear.frames.find((frame) => frame.type === 'provenance')).toMatchObject({ engine: 'test' });
+
+    // Ended through the instance without the room: both sockets close as the call ended.
+    const micClosed = whenClosed(mic);
+    expect((await callApi(second).api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
+    expect(await micClosed).toEqual({ code: 4000, reason: 'call ended' });
+    expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
+  });
+
+  it('an agent on one instance and a customer on the other hear each other interpreted (live mode)', async () => {
+    // The interpreter "translates" by negating the samples; whichever instance holds the room uses it.
+    const negate = (pcm: Buffer) => {
+      const out = Buffer.alloc(pcm.length);
+      for (let i = 0; i + 1 < pcm.length; i += 2) out.writeInt16LE(Math.max(-32768, Math.min(32767, -pcm.readInt16LE(i))), i);
+      return out;
+    };
+    const fake: InterpreterFactory = (opts) => {
+      opts.onStatus({ state: 'connected' });
+      return { provenance: { engine: 'fake', model: 'negate' }, push: (pcm) => opts.onAudio(negate(pcm)), close: async () => {} };
+    };
+    for (const instance of [first, second]) instance.server.app.engines.replaceLive({ interpretation: fake });
+    const orgId = await first.createOrg({ balance: 10 });
+    const { key } = await first.createKey(orgId, 'live');
+    const call = await callApi(first).createCall(key, { customer_language: 'fi' });
+    const agent = await callApi(first).join(call.id, call.agentKey);
+    const customer = await callApi(second).join(call.id, call.customerKey);
+    const agentHears = await Listener.open(listenUrl(first, agent));
+    const customerHears = await Listener.open(listenUrl(second, customer));
+    const agentMic = await connect(streamUrl(first, agent));
+    const customerMic = await connect(streamUrl(second, customer));
+    await waitUntil(() => first.server.media.room(call.id)?.stats().streams === 2, 10_000, 'both voices in the one room');
+
+    const agentVoice = pattern(9_600, 100);
+    const customerVoice = pattern(4_800, 20_000);
+    await streamAudio(agentMic, agentVoice, 960, 1);
+    await streamAudio(customerMic, customerVoice, 960, 1);
+    expect((await customerHears.waitForBytes(agentVoice.length, 15_000)).equals(negate(agentVoice))).toBe(true);
+    expect((await agentHears.waitForBytes(customerVoice.length, 15_000)).equals(negate(customerVoice))).toBe(true);
+    expect(customerHears.frames.find((frame) => frame.type === 'provenance')).toEqual({ type: 'provenance', engine: 'fake', model: 'negate' });
+    for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
   it('a key has one rate limit across the instances', async () => {
     const orgId = await first.createOrg();
     const { key } = await first.createKey(orgId, 'test');
@@ -140,9 +199,14 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
       const call = await callApi(first).createCall(key, { customer_language: 'es' });
       const onFirst = await callApi(first).join(call.id, call.agentKey);
       const mic = await connect(streamUrl(first, onFirst));
+      await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+      // A socket of the call on the other instance, relayed to the room on the first.
+      const relayedEar = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
+      await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the listener relayed');
       const closed = whenClosed(mic);
       await first.server.stop(); // the instance only: the database stays, shared with the other
       expect(await closed).toEqual({ code: 1001, reason: 'server shutting down' });
+      expect(await relayedEar.closed).toEqual({ code: 1001, reason: 'server shutting down' });
 
       // The same link joins on the other instance, whose room is made anew; test mode echoes the voice.
       const onSecond = await callApi(second).join(call.id, call.agentKey);
@@ -151,6 +215,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
       const voice = pattern(4_800, 9);
       again.send(voice);
       expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+      expect(second.server.media.room(call.id)).toBeDefined();
       expect((await (await callApi(second).api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
       again.close();
       ear.close();

@@ -31,7 +31,7 @@ export interface EndpointBase {
   /** For diagnostics and stats: `stream`, `listen`, `line`, ... */
   readonly kind: string;
   readonly isGone: boolean;
-  /** Called once when the endpoint is gone, whoever ended it. */
+  /** Calls `callback` once when the endpoint is gone, whoever ended it (each callback given). */
   whenGone(callback: () => void): void;
   /** The room ends the endpoint: it leaves the room at once and its connection closes as `reason` says. */
   end(reason: EndReason): void;
@@ -85,23 +85,24 @@ export const isSink = (endpoint: CallEndpoint): endpoint is MediaSink => 'format
  */
 export abstract class EndpointState {
   private gone = false;
-  private onGone: (() => void) | null = null;
+  /** Its room, and (relayed to another instance) the bridge. */
+  private onGone: Array<() => void> = [];
 
   get isGone(): boolean {
     return this.gone;
   }
 
   whenGone(callback: () => void): void {
-    this.onGone = callback;
+    this.onGone.push(callback);
   }
 
   /** Marks the endpoint gone and tells its room; safe to call more than once. */
   detach(): void {
     if (this.gone) return;
     this.gone = true;
-    const callback = this.onGone;
-    this.onGone = null;
-    callback?.();
+    const callbacks = this.onGone;
+    this.onGone = [];
+    for (const callback of callbacks) callback();
   }
 
   end(reason: EndReason): void {

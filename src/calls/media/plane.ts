@@ -52,6 +52,9 @@ export interface MediaStats {
   /** Interpreters connected upstream now, and their reconnects since start (rooms closed since included). */
   interpreters: number;
   interpreterReconnects: number;
+  /** Several instances: endpoints of this instance relayed to rooms elsewhere, and of others hosted here (since start). */
+  bridgeRelaysOpened: number;
+  bridgeRelaysHosted: number;
 }
 
 /** What a transport registers so that the plane can count its connections and close them at shutdown. */
@@ -64,6 +67,23 @@ export interface Transport {
 
 /** Re-reads the call once an endpoint is in its room: why the endpoint must go after all, if it must. */
 export type Recheck = (call: CallRow) => EndReason | null;
+
+/**
+ * Where the rooms of a deployment of several instances live (DESIGN §11): a call's room is on one
+ * instance, and an endpoint that reached another is relayed to it. Implemented by the bridge transport
+ * (./transports/bridge/); without one, every room is here.
+ */
+export interface RemoteRooms {
+  /** The instance whose room the call has (null: this one, which now holds it). */
+  locate(callId: string): Promise<string | null>;
+  /** Relays an endpoint of this instance to the call's room on `instance`: what its audio is fed into. */
+  relay(instance: string, call: CallRow, endpoint: CallEndpoint): AudioFeed;
+  /** A room here has emptied: another instance may hold the call's next room. */
+  release(callId: string): void;
+}
+
+/** Audio an endpoint sends while its room is being located waits, up to this much (2 s at 24 kHz). */
+const MAX_WAITING_BYTES = 96_000;
 
 const TICK_MS = 20;
 /** Shutdown waits this long at most for charges and interpreter closes still running. */
@@ -82,6 +102,7 @@ export class MediaPlane {
   /** Interpreter reconnects of rooms that have closed (the open rooms report their own). */
   private reconnectsOfClosedRooms = 0;
   private draining = false;
+  private remote: RemoteRooms | null = null;
 
   constructor(
     readonly deps: MediaDeps,
@@ -122,12 +143,58 @@ export class MediaPlane {
     this.transports.push(transport);
   }
 
+  /** With several instances: where rooms live, and the relay to the others. */
+  useRemoteRooms(remote: RemoteRooms): void {
+    this.remote = remote;
+  }
+
+  /** The calls whose rooms are here. */
+  roomIds(): string[] {
+    return [...this.rooms.keys()];
+  }
+
   /**
-   * Puts an admitted endpoint into its call's room. The call may have changed between admission and
-   * now (a new link, the end): signals from now on reach the room, and a second read catches what
-   * happened before.
+   * Puts an admitted endpoint into its call's room: here, or (several instances) relayed to the
+   * instance that has the room. Returns what a source's audio is fed into.
    */
   enter(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): AudioFeed | null {
+    const remote = this.remote;
+    if (!remote) return this.enterHere(call, endpoint, recheck);
+    let feed: AudioFeed | null = null;
+    let waiting: Buffer[] | null = [];
+    let waitingBytes = 0;
+    this.track(
+      (async () => {
+        const instance = await remote.locate(call.id);
+        if (endpoint.isGone || this.closingDown) return;
+        feed = instance === null ? this.enterHere(call, endpoint, recheck) : remote.relay(instance, call, endpoint);
+        for (const pcm of waiting!) feed?.(pcm);
+        waiting = null;
+      })().catch((err) => {
+        this.log.error({ err, call_id: call.id }, 'media: could not find where the room of the call is');
+        endpoint.end('shutting_down');
+      }),
+    );
+    return (pcm) => {
+      if (feed) return feed(pcm);
+      if (waiting && waitingBytes + pcm.length <= MAX_WAITING_BYTES) {
+        waiting.push(pcm);
+        waitingBytes += pcm.length;
+      }
+    };
+  }
+
+  /** An endpoint another instance relays here (it reached that instance; the room is here). */
+  enterRelayed(call: CallRow, endpoint: CallEndpoint): AudioFeed | null {
+    return this.enterHere(call, endpoint, () => null);
+  }
+
+  /**
+   * Puts an endpoint into its call's room here. The call may have changed between admission and now (a
+   * new link, the end): signals from now on reach the room, and a second read catches what happened
+   * before.
+   */
+  private enterHere(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): AudioFeed | null {
     const room = this.roomFor(call);
     const feed = room.add(endpoint);
     this.track(
@@ -159,6 +226,7 @@ export class MediaPlane {
             const { directions } = empty.stats();
             this.reconnectsOfClosedRooms += directions.agent.reconnects + directions.customer.reconnects;
             this.rooms.delete(empty.id);
+            this.remote?.release(empty.id);
           }
           this.updateTicker();
         },
@@ -221,6 +289,8 @@ export class MediaPlane {
       twilioClears: 0,
       interpreters: 0,
       interpreterReconnects: this.reconnectsOfClosedRooms,
+      bridgeRelaysOpened: 0,
+      bridgeRelaysHosted: 0,
     };
     for (const transport of this.transports) Object.assign(stats, transport.stats());
     for (const room of this.rooms.values()) {

@@ -1,0 +1,313 @@
+// Several instances, one call (DESIGN §11): a call's room lives on one instance; a socket of that call
+// (browser stream, listen or signalling, AudioSocket line, Twilio stream) that reached another instance
+// is relayed to it through Redis, as LiveKit's nodes relay to the node hosting a room. The socket stays
+// where it landed; what the room would do with it (feed its voice in, send it what its side hears,
+// end it) crosses Redis as small messages.
+//
+// Where a room lives: the key `{prefix}room:{call}` names the instance holding it, with a lease the
+// holder renews while the room is open. An instance is alive while its key `{prefix}instance:{id}` is
+// (renewed likewise): a room whose holder is gone is taken over by the next instance that needs it, and
+// the relayed sockets of the lost instance's calls reconnect and land in the new room.
+//
+// Messages (JSON on `{prefix}media:{instance}`, the channel of the instance they are for):
+//   to the room's instance:   open {relay, from, call, endpoint}, in {relay, pcm}, gone {relay}
+//   to the socket's instance: out {relay, data}, text {relay, frame}, stale {relay}, turn {relay},
+//                             end {relay, reason}
+// Audio is base64 in the JSON. One publishing connection per instance keeps each relay's messages in order.
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { findCallById, type CallRow } from '../../../calls.js';
+import type { Side } from '../../../side.js';
+import { EndpointState, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSink } from '../../endpoints.js';
+import type { MediaPlane, RemoteRooms, Transport } from '../../plane.js';
+import type { TextFrame } from '../../protocol.js';
+import type { AudioFeed } from '../../room/room.js';
+
+const LEASE_MS = 15_000;
+const RENEW_EVERY_MS = 5_000;
+
+/** What the room's instance needs to stand in for an endpoint of another instance. */
+interface EndpointDescription {
+  side: Side;
+  credential: Credential;
+  kind: string;
+  sourceKey?: string;
+  format?: MediaSink['format'];
+}
+
+type ToRoom =
+  | { op: 'open'; relay: string; from: string; call: string; endpoint: EndpointDescription }
+  | { op: 'in'; relay: string; pcm: string }
+  | { op: 'gone'; relay: string };
+type ToSocket =
+  | { op: 'out'; relay: string; data: string }
+  | { op: 'text'; relay: string; frame: TextFrame }
+  | { op: 'stale' | 'turn'; relay: string }
+  | { op: 'end'; relay: string; reason: EndReason };
+type Message = ToRoom | ToSocket;
+
+/** Deletes the key only while it still holds `value` (a lease is given up only by its holder). */
+const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+/** Renews the lease only while it still holds `value`. */
+const RENEW_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+
+/**
+ * An endpoint of another instance, in a room here: what the room does to it is sent there. It is a
+ * source, a sink, both or neither exactly as the endpoint over there is.
+ */
+class RelayedEndpoint extends EndpointState {
+  readonly side: Side;
+  readonly credential: Credential;
+  readonly kind: string;
+
+  constructor(
+    description: EndpointDescription,
+    private readonly send: (message: ToSocket) => void,
+    private readonly relay: string,
+  ) {
+    super();
+    this.side = description.side;
+    this.credential = description.credential;
+    this.kind = description.kind;
+    // The room tells sources and sinks apart by these properties: only what the original has.
+    if (description.sourceKey !== undefined) Object.assign(this, { sourceKey: description.sourceKey });
+    if (description.format !== undefined) Object.assign(this, { format: description.format });
+  }
+
+  audio(data: Buffer): void {
+    this.send({ op: 'out', relay: this.relay, data: data.toString('base64') });
+  }
+
+  text(frame: TextFrame): void {
+    this.send({ op: 'text', relay: this.relay, frame });
+  }
+
+  otherLanguageChanged(): void {
+    this.send({ op: 'stale', relay: this.relay });
+  }
+
+  turnStarted(): void {
+    this.send({ op: 'turn', relay: this.relay });
+  }
+
+  protected close(reason: EndReason): void {
+    this.send({ op: 'end', relay: this.relay, reason });
+  }
+}
+
+/** Audio of a relayed endpoint that arrives before it is in its room waits, up to this much (2 s). */
+const MAX_WAITING_BYTES = 96_000;
+
+/** A relayed endpoint hosted here, and its audio until the room takes it. */
+class HostedEntry {
+  private feed: AudioFeed | null = null;
+  private waiting: Buffer[] | null = [];
+  private waitingBytes = 0;
+
+  constructor(readonly endpoint: RelayedEndpoint) {}
+
+  audio(pcm: Buffer): void {
+    if (this.feed) return this.feed(pcm);
+    if (this.waiting && this.waitingBytes + pcm.length <= MAX_WAITING_BYTES) {
+      this.waiting.push(pcm);
+      this.waitingBytes += pcm.length;
+    }
+  }
+
+  entered(feed: AudioFeed | null): void {
+    this.feed = feed;
+    for (const pcm of this.waiting ?? []) feed?.(pcm);
+    this.waiting = null;
+  }
+}
+
+export interface RedisBridgeOptions {
+  commands: Redis;
+  subscriber: Redis;
+  prefix: string;
+  instanceId: string;
+  logger: Logger;
+}
+
+export class RedisMediaBridge implements RemoteRooms, Transport {
+  /** Endpoints of this instance relayed to a room elsewhere, by relay id. */
+  private readonly relayed = new Map<string, { endpoint: CallEndpoint; instance: string }>();
+  /** Endpoints of other instances in rooms here, by relay id, and what their audio is fed into. */
+  private readonly hosted = new Map<string, HostedEntry>();
+  private readonly channel: string;
+  private renewal: NodeJS.Timeout | null = null;
+  private closed = false;
+  private relaysOpened = 0;
+  private relaysHosted = 0;
+
+  private constructor(
+    private readonly plane: MediaPlane,
+    private readonly options: RedisBridgeOptions,
+  ) {
+    this.channel = this.channelOf(options.instanceId);
+  }
+
+  static async start(plane: MediaPlane, options: RedisBridgeOptions): Promise<RedisMediaBridge> {
+    const bridge = new RedisMediaBridge(plane, options);
+    options.subscriber.on('message', (channel: string, message: string) => {
+      if (channel === bridge.channel) bridge.receive(message);
+    });
+    await options.subscriber.subscribe(bridge.channel);
+    await bridge.renew();
+    bridge.renewal = setInterval(() => void bridge.renew(), RENEW_EVERY_MS);
+    bridge.renewal.unref();
+    plane.useRemoteRooms(bridge);
+    plane.addTransport(bridge);
+    return bridge;
+  }
+
+  private channelOf(instance: string): string {
+    return `${this.options.prefix}media:${instance}`;
+  }
+
+  private roomKey(callId: string): string {
+    return `${this.options.prefix}room:${callId}`;
+  }
+
+  private instanceKey(instance: string): string {
+    return `${this.options.prefix}instance:${instance}`;
+  }
+
+  /** This instance is alive, and holds the rooms it has. */
+  private async renew(): Promise<void> {
+    const { commands, instanceId } = this.options;
+    try {
+      await commands.set(this.instanceKey(instanceId), '1', 'PX', LEASE_MS);
+      await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_IF, 1, this.roomKey(callId), instanceId, LEASE_MS)));
+    } catch (err) {
+      this.options.logger.warn({ err }, 'media bridge: renewing leases in Redis failed');
+    }
+  }
+
+  async locate(callId: string): Promise<string | null> {
+    const { commands, instanceId } = this.options;
+    const key = this.roomKey(callId);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if ((await commands.set(key, instanceId, 'PX', LEASE_MS, 'NX')) === 'OK') return null;
+      const holder = await commands.get(key);
+      if (holder === null) continue; // let go meanwhile: try to take it
+      if (holder === instanceId) return null;
+      if ((await commands.exists(this.instanceKey(holder))) === 1) return holder;
+      // The holder is gone: its lease is taken over (only if it still names that holder).
+      await commands.eval(DELETE_IF, 1, key, holder);
+    }
+    throw new Error(`could not settle where the room of ${callId} lives`);
+  }
+
+  release(callId: string): void {
+    this.options.commands.eval(DELETE_IF, 1, this.roomKey(callId), this.options.instanceId).catch((err: unknown) => {
+      this.options.logger.warn({ err, call_id: callId }, 'media bridge: letting a room lease go failed (it lapses by itself)');
+    });
+  }
+
+  relay(instance: string, call: CallRow, endpoint: CallEndpoint): AudioFeed {
+    const relay = `${this.options.instanceId}.${randomBytes(6).toString('hex')}`;
+    this.relayed.set(relay, { endpoint, instance });
+    this.relaysOpened++;
+    const description: EndpointDescription = {
+      side: endpoint.side,
+      credential: endpoint.credential,
+      kind: endpoint.kind,
+      ...(isSource(endpoint) && { sourceKey: endpoint.sourceKey }),
+      ...(isSink(endpoint) && { format: endpoint.format }),
+    };
+    this.send(instance, { op: 'open', relay, from: this.options.instanceId, call: call.id, endpoint: description });
+    endpoint.whenGone(() => {
+      if (this.relayed.delete(relay)) this.send(instance, { op: 'gone', relay });
+    });
+    return (pcm) => {
+      if (this.relayed.has(relay)) this.send(instance, { op: 'in', relay, pcm: pcm.toString('base64') });
+    };
+  }
+
+  private send(instance: string, message: Message): void {
+    this.options.commands.publish(this.channelOf(instance), JSON.stringify(message)).catch((err: unknown) => {
+      this.options.logger.warn({ err, op: message.op }, 'media bridge: a message through Redis was lost');
+    });
+  }
+
+  private receive(raw: string): void {
+    let message: Message;
+    try {
+      message = JSON.parse(raw) as Message;
+    } catch {
+      return;
+    }
+    switch (message.op) {
+      case 'open':
+        return void this.host(message).catch((err) => {
+          this.options.logger.error({ err, call_id: message.call }, 'media bridge: could not take a relayed endpoint');
+          this.send(message.from, { op: 'end', relay: message.relay, reason: 'shutting_down' });
+        });
+      case 'in':
+        return this.hosted.get(message.relay)?.audio(Buffer.from(message.pcm, 'base64'));
+      case 'gone':
+        return this.hosted.get(message.relay)?.endpoint.detach();
+      default:
+        return this.toSocket(message);
+    }
+  }
+
+  /** Another instance's endpoint joins the room here (the call's room is this instance's). */
+  private async host(message: Extract<ToRoom, { op: 'open' }>): Promise<void> {
+    const reply = (answer: ToSocket) => this.send(message.from, answer);
+    const endpoint = new RelayedEndpoint(message.endpoint, reply, message.relay);
+    // Registered before the call is read: audio and a `gone` that overtake the read find it.
+    const entry = new HostedEntry(endpoint);
+    this.hosted.set(message.relay, entry);
+    endpoint.whenGone(() => this.hosted.delete(message.relay));
+    const call = await findCallById(this.plane.deps.db, message.call);
+    if (endpoint.isGone) return;
+    if (!call || call.status !== 'open' || this.plane.closing) {
+      endpoint.end(call && call.status === 'open' ? 'shutting_down' : 'call_ended');
+      return;
+    }
+    this.relaysHosted++;
+    entry.entered(this.plane.enterRelayed(call, endpoint));
+  }
+
+  /** What the room elsewhere does to an endpoint of this instance. */
+  private toSocket(message: ToSocket): void {
+    const link = this.relayed.get(message.relay);
+    if (!link) return;
+    const { endpoint } = link;
+    switch (message.op) {
+      case 'out':
+        if (isSink(endpoint)) endpoint.audio(Buffer.from(message.data, 'base64'));
+        return;
+      case 'text':
+        if (isSink(endpoint)) endpoint.text?.(message.frame);
+        return;
+      case 'stale':
+        if (isSink(endpoint)) endpoint.otherLanguageChanged?.();
+        return;
+      case 'turn':
+        if (isSink(endpoint)) endpoint.turnStarted?.();
+        return;
+      case 'end':
+        // Ended by the room: no `gone` goes back.
+        this.relayed.delete(message.relay);
+        endpoint.end(message.reason);
+        return;
+    }
+  }
+
+  stats() {
+    return { bridgeRelaysOpened: this.relaysOpened, bridgeRelaysHosted: this.relaysHosted };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.renewal) clearInterval(this.renewal);
+    // Relayed sockets of this instance are closed by their own transports; rooms here end theirs.
+    await this.options.subscriber.unsubscribe(this.channel).catch(() => undefined);
+    await this.options.commands.del(this.instanceKey(this.options.instanceId)).catch(() => undefined);
+  }
+}
