@@ -2,6 +2,7 @@
 // and one Redis act as one for events and rate limits, and run housekeeping once between them; with
 // Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { runHousekeeping } from '../../src/jobs.js';
@@ -162,6 +163,26 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect((await agentHears.waitForBytes(customerVoice.length, 15_000)).equals(negate(customerVoice))).toBe(true);
     expect(customerHears.frames.find((frame) => frame.type === 'provenance')).toEqual({ type: 'provenance', engine: 'fake', model: 'negate' });
     for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
+  it('lets go of endpoints relayed from an instance that died without saying so', async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const call = await callApi(first).createCall(key, { customer_language: 'es' });
+    const mic = await connect(streamUrl(first, await callApi(first).join(call.id, call.agentKey)));
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    // An instance that has no lease (it died) relays a listener into the room, as its bridge would.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const open = { op: 'open', relay: 'ghost.1', from: 'ghost', call: call.id, endpoint: { side: 'agent', credential: 'link', kind: 'listen', format: 'wav' } };
+      await redis.publish(`${env.REDIS_PREFIX}media:${first.server.app.instanceId}`, JSON.stringify(open));
+      await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the ghost listener in the room');
+      // At its next renewal (every 5 s) the room's instance finds the sender's lease gone.
+      await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 0, 20_000, 'the ghost listener gone');
+    } finally {
+      redis.disconnect();
+      mic.close();
+    }
   });
 
   it('a key has one rate limit across the instances', async () => {

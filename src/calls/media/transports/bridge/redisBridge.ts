@@ -105,7 +105,11 @@ class HostedEntry {
   private waiting: Buffer[] | null = [];
   private waitingBytes = 0;
 
-  constructor(readonly endpoint: RelayedEndpoint) {}
+  constructor(
+    readonly endpoint: RelayedEndpoint,
+    /** The instance whose socket it stands for. */
+    readonly from: string,
+  ) {}
 
   audio(pcm: Buffer): void {
     if (this.feed) return this.feed(pcm);
@@ -174,12 +178,20 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     return `${this.options.prefix}instance:${instance}`;
   }
 
-  /** This instance is alive, and holds the rooms it has. */
+  /**
+   * This instance is alive and holds the rooms it has; endpoints relayed here from an instance that is
+   * no longer alive (it died without saying `gone`) leave their rooms, which do not wait for them.
+   */
   private async renew(): Promise<void> {
     const { commands, instanceId } = this.options;
     try {
       await commands.set(this.instanceKey(instanceId), '1', 'PX', LEASE_MS);
       await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_IF, 1, this.roomKey(callId), instanceId, LEASE_MS)));
+      const senders = [...new Set([...this.hosted.values()].map((entry) => entry.from))];
+      for (const sender of senders) {
+        if ((await commands.exists(this.instanceKey(sender))) === 1) continue;
+        for (const entry of [...this.hosted.values()]) if (entry.from === sender) entry.endpoint.detach();
+      }
     } catch (err) {
       this.options.logger.warn({ err }, 'media bridge: renewing leases in Redis failed');
     }
@@ -259,7 +271,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     const reply = (answer: ToSocket) => this.send(message.from, answer);
     const endpoint = new RelayedEndpoint(message.endpoint, reply, message.relay);
     // Registered before the call is read: audio and a `gone` that overtake the read find it.
-    const entry = new HostedEntry(endpoint);
+    const entry = new HostedEntry(endpoint, message.from);
     this.hosted.set(message.relay, entry);
     endpoint.whenGone(() => this.hosted.delete(message.relay));
     const call = await findCallById(this.plane.deps.db, message.call);
