@@ -51,12 +51,20 @@ export interface OpenDatabaseOptions {
 /**
  * `true`: an empty in-memory PGlite. `snapshot`: one that starts from a data directory saved with
  * PGlite's `dumpDataDir()` (tests start every server from one migrated snapshot instead of an initdb each).
+ * `lease`: one that is already open and stays open when the server closes (tests reuse a worker's).
  */
-export type MemoryDatabase = boolean | { snapshot: Blob };
+export type MemoryDatabase = boolean | { snapshot: Blob } | { lease: EmbeddedLease };
+
+/** An open embedded database lent to a server: closing the server gives it back instead of closing it. */
+export interface EmbeddedLease {
+  thread: PgliteThread;
+  giveBack(): Promise<void>;
+}
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts);
   if (!opts.memory) return openPgliteOnDisk(opts.dataDir, opts);
+  if (opts.memory !== true && 'lease' in opts.memory) return openLeased(opts.memory.lease, opts);
   const loadDataDir = opts.memory === true ? undefined : await opts.memory.snapshot.arrayBuffer();
   return openPglite({ loadDataDir }, opts);
 }
@@ -137,12 +145,30 @@ async function closeThen(database: Database, release: () => Promise<void>): Prom
 }
 
 /** PGlite in its own worker thread, so its statements never block this one. */
-async function openPglite(data: Pick<PgliteWorkerData, 'dataDir' | 'loadDataDir'>, { timeouts, logger, onLost }: Settings): Promise<Database> {
+async function openPglite(data: Pick<PgliteWorkerData, 'dataDir' | 'loadDataDir'>, settings: Settings): Promise<Database> {
+  const { logger, onLost } = settings;
   const pglite = await PgliteThread.start(data, {
     onLost: onLost ?? ((err) => logger?.fatal({ err }, 'the embedded database stopped; every request fails until a restart')),
   });
   await pglite.waitReady; // surfaces a broken data directory here, not at the first query
-  const knex = createKnex({
+  const knex = embeddedKnex(pglite, settings);
+  const close = async () => {
+    await knex.destroy(); // closes PGlite too, if knex ever opened its connection
+    await pglite.close();
+  };
+  return { knex, kind: 'pglite', close };
+}
+
+async function openLeased({ thread, giveBack }: EmbeddedLease, settings: Settings): Promise<Database> {
+  await thread.waitReady;
+  // knex closes its only connection when destroyed: the lender's database must stay open.
+  const lent = { waitReady: thread.waitReady, query: thread.query.bind(thread), close: async () => {}, get closed() { return thread.closed; } };
+  const knex = embeddedKnex(lent, settings);
+  return { knex, kind: 'pglite', close: () => knex.destroy().finally(giveBack) };
+}
+
+function embeddedKnex(pglite: Pick<PgliteThread, 'waitReady' | 'query' | 'close' | 'closed'>, { timeouts, logger }: Settings): Knex {
+  return createKnex({
     client: EmbeddedClient,
     log: knexLog(logger),
     connection: () => ({ pglite }) as Knex.StaticConnectionConfig,
@@ -150,9 +176,4 @@ async function openPglite(data: Pick<PgliteWorkerData, 'dataDir' | 'loadDataDir'
     // request waits for its single connection.
     acquireConnectionTimeout: timeouts?.acquireMs,
   });
-  const close = async () => {
-    await knex.destroy(); // closes PGlite too, if knex ever opened its connection
-    await pglite.close();
-  };
-  return { knex, kind: 'pglite', close };
 }
