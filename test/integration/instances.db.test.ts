@@ -1,15 +1,20 @@
 // Several instances of one deployment (DESIGN §11): two in-process servers on one PostgreSQL database
-// and one Redis act as one for events and rate limits, and run housekeeping once between them; with
-// Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
+// and one Redis act as one for events, rate limits and a call's media, and run housekeeping once
+// between them; a call outlives the instance holding its room, stopped or killed (a child process);
+// with Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { runHousekeeping } from '../../src/jobs.js';
 import { callApi, connect, Listener, listenUrl, pattern, streamAudio, streamUrl, waitUntil, whenClosed } from '../media/support.js';
+import { startChildServer } from '../support/childServer.js';
 import { backendName } from '../support/databases.js';
 import { TcpProxy } from '../support/tcpProxy.js';
-import { startTestServer, type TestServer } from '../support/testServer.js';
+import { startTestServer, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, type TestServer } from '../support/testServer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -243,6 +248,71 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
     } finally {
       await second.stop();
       await first.stop();
+    }
+  });
+});
+
+describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle of a call without a word', () => {
+  it("its relayed sockets end, and the call's next socket takes the room over on the other instance", async () => {
+    // Leases renewed every 150 ms: a dead instance's lease lapses within half a second.
+    const prefix = `test-${randomBytes(4).toString('hex')}:`;
+    const env = { REDIS_URL, REDIS_PREFIX: prefix, INSTANCE_HEARTBEAT_MS: '300' };
+    const survivor = await startTestServer(env);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-doomed-'));
+    // The doomed instance is a real process, so that it can die as a crash does (SIGKILL).
+    const doomed = await startChildServer({
+      ...env,
+      DATABASE_URL: survivor.server.app.config.databaseUrl!,
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      DATA_DIR: dataDir,
+      AUDIOSOCKET_PORT: '0',
+      LOG_LEVEL: 'warn',
+    });
+    const redis = new Redis(REDIS_URL);
+    try {
+      const { key } = await survivor.createKey(await survivor.createOrg(), 'test');
+      const calls = callApi(survivor);
+      const call = await calls.createCall(key, { customer_language: 'es' });
+      const roomKey = `${prefix}room:${call.id}`;
+      const mic = await connect(streamUrl(doomed, await callApi(doomed).join(call.id, call.agentKey)));
+      await waitUntil(async () => (await redis.get(roomKey)) !== null, 10_000, 'the room on the doomed instance');
+      const holder = (await redis.get(roomKey))!;
+      expect(holder).not.toBe(survivor.server.app.instanceId);
+      // A listen socket on the survivor, relayed to that room, hears the agent's voice (test mode).
+      const relayedEar = await Listener.open(listenUrl(survivor, await calls.join(call.id, call.agentKey)));
+      await relayedEar.waitForFrame((frame) => frame.type === 'provenance', 10_000); // greeted: it is in the room
+      const before = pattern(4_800, 3);
+      mic.send(before);
+      expect((await relayedEar.waitForBytes(before.length, 15_000)).equals(before)).toBe(true);
+
+      doomed.process.kill('SIGKILL');
+      await doomed.exited;
+      // The room's lease is renewed just after the instance's, so it names the dead holder a little
+      // longer; held on here, the takeover is what the next socket must do, whatever the timing.
+      await redis.pexpire(roomKey, 60_000);
+      await waitUntil(async () => (await redis.exists(`${prefix}instance:${holder}`)) === 0, 10_000, "the dead instance's lease to lapse");
+      expect(await relayedEar.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+
+      // The side reconnects to the survivor: the room is taken over there and the call carries on.
+      const again = await calls.join(call.id, call.agentKey);
+      const ear = await Listener.open(listenUrl(survivor, again));
+      await ear.waitForFrame((frame) => frame.type === 'provenance', 10_000);
+      expect(await redis.get(roomKey)).toBe(survivor.server.app.instanceId);
+      expect(survivor.server.media.room(call.id)).toBeDefined();
+      const newMic = await connect(streamUrl(survivor, again));
+      const voice = pattern(4_800, 11);
+      newMic.send(voice);
+      expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+      expect((await (await calls.api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
+      newMic.close();
+      ear.close();
+    } finally {
+      redis.disconnect();
+      if (doomed.process.exitCode === null && doomed.process.signalCode === null) doomed.process.kill('SIGKILL');
+      await doomed.exited;
+      await survivor.stop();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
