@@ -12,14 +12,13 @@
 // TEST_REDIS_URL, else redis://127.0.0.1:6379). On a 2-core machine the two instances, nginx, wrk,
 // PostgreSQL and Redis share the same cores: a second instance cannot add capacity here, so what the
 // run shows is what the balancer and the shared stores cost.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { freePort } from '../test/support/freePort.js';
+import { requireNginx, startNginx } from '../test/support/nginx.js';
 import { createBenchDatabase } from './support/databases.js';
 import { num, table, withSpread } from './support/format.js';
 import { machineLine } from './support/machine.js';
@@ -42,60 +41,8 @@ const REPS = positiveInteger('reps', flags.reps, 3);
 const SECONDS = positiveInteger('seconds', flags.seconds, 5);
 const CONNECTIONS = positiveInteger('connections', flags.connections, 16);
 const ECHOES = positiveInteger('echoes', flags.echoes, 200);
-const NGINX_PATH = process.env.NGINX_PATH || '/usr/sbin/nginx';
 const REDIS_URL = process.env.REDIS_URL || process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const SECRETS_KEY = randomBytes(32).toString('base64');
-
-/** nginx in front of `instances`: the same routing as deploy/nginx.conf (round robin, media hashed on the call). */
-function nginxConfig(port: number, instances: ServerProcess[], workDir: string, name: string): string {
-  const servers = instances.map((s) => `server ${new URL(s.url).host};`).join(' ');
-  return `pid ${workDir}/nginx-${name}.pid;
-error_log ${workDir}/nginx-${name}.log;
-worker_processes 1;
-events {}
-http {
-  access_log off;
-  client_body_temp_path ${workDir}/body-${name}; proxy_temp_path ${workDir}/proxy-${name};
-  fastcgi_temp_path ${workDir}/fcgi-${name}; uwsgi_temp_path ${workDir}/uwsgi-${name}; scgi_temp_path ${workDir}/scgi-${name};
-  map $uri $media_call { ~^/media/(stream|listen|signal|twilio)/ch_(?<call>[0-9A-Za-z]+)_ $call; default ""; }
-  map $http_upgrade $connection_upgrade { default upgrade; "" ""; }
-  upstream api { ${servers} keepalive 32; }
-  upstream media { hash $media_call consistent; ${servers} }
-  server {
-    listen 127.0.0.1:${port};
-    proxy_http_version 1.1;
-    proxy_set_header Host $http_host;
-    proxy_buffering off;
-    proxy_read_timeout 1h;
-    location /media/ { proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection $connection_upgrade; proxy_pass http://media; }
-    location / { proxy_set_header Connection ""; proxy_pass http://api; }
-  }
-}
-`;
-}
-
-async function startNginx(instances: ServerProcess[], workDir: string, name: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const file = path.join(workDir, `nginx-${name}.conf`);
-  await writeFile(file, nginxConfig(port, instances, workDir, name));
-  const proc: ChildProcess = spawn(NGINX_PATH, ['-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  proc.stderr!.on('data', (chunk) => (stderr += chunk));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
-    if (proc.exitCode !== null || i > 200) throw new Error(`nginx did not start: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => {
-        proc.once('exit', () => resolve());
-        proc.kill('SIGQUIT');
-      }),
-  };
-}
 
 /**
  * Milliseconds from sending a 20 ms frame on a test-mode call's stream socket (opened at `baseUrl`) to
@@ -150,9 +97,7 @@ const percentile = (values: number[], p: number) => {
 
 async function main() {
   if (!(await wrkAvailable())) throw new Error(WRK_MISSING);
-  await access(NGINX_PATH, constants.X_OK).catch(() => {
-    throw new Error(`nginx not found at ${NGINX_PATH} (apt-get install -y nginx-light, or set NGINX_PATH)`);
-  });
+  await requireNginx();
   const scripts = await readStartScripts(ROOT);
   console.log(`cluster benchmark: wrk ${CONNECTIONS} connections, ${REPS} × ${SECONDS} s per target; ${ECHOES} echoes per socket path`);
   console.log(`at start: ${machineLine()}`);
@@ -193,8 +138,8 @@ async function main() {
     }
     // Both instances share one database and Redis: the second's environment differs only in DATA_DIR.
     const seeded = await seed(instances[0]!.url, adminToken);
-    const one = await startNginx([instances[0]!], workDir, 'one');
-    const two = await startNginx(instances, workDir, 'two');
+    const one = await startNginx([new URL(instances[0]!.url).host]);
+    const two = await startNginx(instances.map((instance) => new URL(instance.url).host));
     balancers.push(one, two);
 
     const script = path.join(workDir, 'account.lua');

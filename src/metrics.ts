@@ -41,6 +41,12 @@ export class Metrics {
     labelNames: ['limit'] as const,
     registers: [this.registry],
   });
+  readonly ledgerCharges = new Counter({
+    name: 'ledger_charges_total',
+    help: 'Charges written to the ledger and committed, by kind of usage and mode (test-mode charges cost nothing)',
+    labelNames: ['kind', 'mode'] as const,
+    registers: [this.registry],
+  });
   readonly eventDeliveryLag = new Histogram({
     name: 'event_delivery_lag_seconds',
     help: 'From an event being made to its being written to a live stream',

@@ -22,6 +22,7 @@ import { startRedisEventBus, type RedisEventBus } from './events/redisBus.js';
 import { startInstance, type RunningInstance } from './instances.js';
 import { loggerFor } from './logging/logger.js';
 import { Metrics } from './metrics.js';
+import { observeLedger } from './money/index.js';
 import { createHttpServer } from './http/connections.js';
 import { startPeriodicJobs } from './jobs.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
@@ -159,6 +160,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       now: Date.now,
       audioSocketPort: config.audioSocketPort,
     };
+    // Credits are not charges; test-mode charges are counted under their mode.
+    observeLedger(app.db, (entry) => {
+      if (entry.kind !== 'credit') app.metrics.ledgerCharges.inc({ kind: entry.kind, mode: entry.mode });
+    });
     const stopJobs = startPeriodicJobs(app);
     const pendingHangUps = new Set<Promise<unknown>>();
     const stopHangUps = hangUpPhonesWhenCallsEnd(app, (work) => {
@@ -169,7 +174,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
-    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.subscriber, prefix: redis.prefix, instanceId: running.id, logger });
+    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.subscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
     const twilio = new TwilioTransport(media, { events: app.events, failedAttempts: app.failedAttempts });
     attachWebSockets(httpServer, media, {
       events: app.events,

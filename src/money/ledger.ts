@@ -37,6 +37,36 @@ export interface LedgerEntry {
   created_at: Date;
 }
 
+/** Hears each ledger entry once the transaction that wrote it has committed (never a rolled-back one). */
+export type LedgerObserver = (entry: LedgerEntry) => void;
+
+const OBSERVER = 'ledgerObserver';
+
+/**
+ * Entries written through `db` (and every transaction begun from it) are told to `observer` once
+ * committed. The ledger is written deep in services that see only a transaction; a knex instance's
+ * user params travel with every transaction made from it, so two instances in one process count apart.
+ */
+export function observeLedger(db: Knex, observer: LedgerObserver): void {
+  db.userParams = { ...db.userParams, [OBSERVER]: observer };
+}
+
+/**
+ * Tells the observer once the outermost transaction has committed. Its execution promise fulfils on
+ * COMMIT and rejects on rollback (transactions here run as handlers, rolled back with their error).
+ */
+function observeOnCommit(trx: Knex.Transaction, entry: LedgerEntry): void {
+  // A savepoint's own promise fulfils when it is released, and it does not carry the user params.
+  let outermost = trx;
+  while (outermost.parentTransaction) outermost = outermost.parentTransaction;
+  const observer = outermost.userParams?.[OBSERVER] as LedgerObserver | undefined;
+  if (!observer) return;
+  outermost.executionPromise.then(
+    () => observer(entry),
+    () => undefined,
+  );
+}
+
 /** The entry a request already has (a retry after a crash), if any. */
 export async function entryOfRequest(db: Knex, requestRef: string | null): Promise<LedgerEntry | undefined> {
   if (requestRef === null) return undefined;
@@ -65,7 +95,10 @@ export async function insertLedgerEntry(
     .onConflict('request_ref')
     .ignore()
     .returning('*');
-  if (inserted) return { entry: inserted, inserted: true };
+  if (inserted) {
+    observeOnCommit(trx, inserted);
+    return { entry: inserted, inserted: true };
+  }
   return { entry: (await entryOfRequest(trx, entry.requestRef ?? null))!, inserted: false };
 }
 

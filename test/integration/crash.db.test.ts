@@ -3,68 +3,26 @@
 // mid-load, and starts again. Every acknowledged message must be there, every charge must pay for
 // something stored, nothing may stay held or "running", and the unanswered requests, retried with
 // their Idempotency-Keys, must run (or replay) without 409 and without paying twice.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { acknowledged, billable, checkMoney, deliver, deliverPatiently, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
+import { pollUntil, startChildServer, type ChildServer } from '../support/childServer.js';
 import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { freePort } from '../support/freePort.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
 import { startOpenAiTranscriptionStandIn, type OpenAiTranscriptionStandIn } from '../support/standins/openaiTranscriptionStandIn.js';
 import { TEST_SECRETS_KEY } from '../support/testServer.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const ADMIN_TOKEN = 'adm_crash_test_0123456789abcdefXYZ';
-
-interface Child {
-  process: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-  output(): string;
-}
-
-async function startChild(env: Record<string, string>): Promise<Child> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      exitCode = code;
-      resolve(code);
-    }),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntil(async () => {
-    if (exitCode !== undefined) throw new Error(`the server exited (${exitCode}):\n${output}`);
-    return (await fetch(`${url}/healthz`).catch(() => null))?.ok === true;
-  }, 'the server answers /healthz');
-  return { process: child, url, exited, output: () => output };
-}
-
-async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe(`kill -9 under load (${backendName})`, () => {
   let deepl: DeepLStandIn;
   let transcription: OpenAiTranscriptionStandIn;
   let database: TestDatabase;
   let dataDir: string;
-  const children: Child[] = [];
+  const children: ChildServer[] = [];
 
   beforeAll(async () => {
     deepl = await startDeepLStandIn({ apiKey: 'deepl-crash' });
@@ -97,7 +55,7 @@ describe(`kill -9 under load (${backendName})`, () => {
     INSTANCE_HEARTBEAT_MS: '250',
   });
   const start = async () => {
-    const child = await startChild(env());
+    const child = await startChildServer(env());
     children.push(child);
     return child;
   };
@@ -145,7 +103,7 @@ describe(`kill -9 under load (${backendName})`, () => {
       }
     };
     const workers = Array.from({ length: 24 }, worker);
-    await waitUntil(async () => sent.filter(acknowledged).length >= 60, 'some requests were answered');
+    await pollUntil(async () => sent.filter(acknowledged).length >= 60, 'some requests were answered');
     first.process.kill('SIGKILL');
     killed = true;
     await Promise.all(workers);
@@ -158,7 +116,7 @@ describe(`kill -9 under load (${backendName})`, () => {
     if (database.databaseUrl) {
       // Several instances may share PostgreSQL: the dead one is recognised by its lapsed lease.
       await withDatabase(async ({ knex }) =>
-        waitUntil(async () => (await knex('instances').count({ n: '*' }).first())!.n === 1, 'the killed instance is reaped'),
+        pollUntil(async () => (await knex('instances').count({ n: '*' }).first())!.n === 1, 'the killed instance is reaped'),
       );
     }
     const retried = await Promise.all(unanswered.map((request) => deliverPatiently(request, second.url)));

@@ -1,15 +1,23 @@
 // Several instances of one deployment (DESIGN §11): two in-process servers on one PostgreSQL database
-// and one Redis act as one for events and rate limits, and run housekeeping once between them; with
-// Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
+// and one Redis act as one for events, rate limits and a call's media, and run housekeeping once
+// between them; a call outlives the instance holding its room, stopped or killed (a child process);
+// with Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js';
+import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { runHousekeeping } from '../../src/jobs.js';
-import { callApi, connect, Listener, listenUrl, pattern, streamAudio, streamUrl, waitUntil, whenClosed } from '../media/support.js';
+import { callApi, connect, Listener, listenUrl, pattern, Pbx, sine, streamAudio, streamUrl, waitUntil, whenClosed, wsBase } from '../media/support.js';
+import { FRAME_BYTES, TwilioClient } from '../media/twilioClient.js';
+import { startChildServer } from '../support/childServer.js';
 import { backendName } from '../support/databases.js';
 import { TcpProxy } from '../support/tcpProxy.js';
-import { startTestServer, type TestServer } from '../support/testServer.js';
+import { startTestServer, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, type TestServer } from '../support/testServer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -50,7 +58,8 @@ async function openStream(url: string, key: string) {
 describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and one Redis', () => {
   let first: TestServer;
   let second: TestServer;
-  const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6' };
+  // Leases renewed every half second: a dead instance is known within 1.5 s.
+  const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6', INSTANCE_HEARTBEAT_MS: '1000' };
   beforeAll(async () => {
     first = await startTestServer(env);
     const shared = first.server.app.config.databaseUrl!;
@@ -132,6 +141,63 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
   });
 
+  it("an AudioSocket line that reaches the other instance is relayed to the call's room: audio both ways (test mode)", async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const calls = callApi(first);
+    const call = await calls.createCall(key, { customer_language: 'fi' });
+    const line = await (await calls.api(`/v1/calls/${call.id}/phone-line`, key, { method: 'POST', body: { side: 'customer' } })).json();
+    // The customer's listen socket makes the room on the first instance.
+    const ear = await Listener.open(listenUrl(first, await calls.join(call.id, call.customerKey)));
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    const pbx = await Pbx.connect(second.server.audioSocketPort!);
+    pbx.sendUuid(line.audiosocket_id);
+    await waitUntil(() => first.server.media.room(call.id)!.stats().lines === 1, 10_000, 'the line relayed into the room');
+    expect(second.server.media.room(call.id)).toBeUndefined();
+
+    const voice = sine(3_200, 8_000, 400); // 0.4 s at 8 kHz, sent at once (the pacing is the server's)
+    for (let offset = 0; offset < voice.length; offset += 320) pbx.send(0x10, voice.subarray(offset, offset + 320));
+    // In: the room hears the phone (its side's listen socket, at 24 kHz) ...
+    const wide = new Upsampler8kTo24k().process(voice);
+    expect((await ear.waitForBytes(wide.length, 15_000)).subarray(0, wide.length).equals(wide)).toBe(true);
+    // ... and out: the phone hears what its side hears (its own voice), back at 8 kHz in 320-byte frames.
+    const expected = new Downsampler24kTo8k().process(wide).subarray(0, voice.length - 320);
+    await waitUntil(() => pbx.audio().length * 320 >= expected.length, 15_000, 'the echo on the line');
+    expect(Buffer.concat(pbx.audio().map((frame) => frame.payload)).subarray(0, expected.length).equals(expected)).toBe(true);
+    pbx.send(0x00);
+    await pbx.ended;
+    await waitUntil(() => first.server.media.room(call.id)!.stats().lines === 0, 10_000, 'the line to leave the room');
+    ear.close();
+  });
+
+  it("a Twilio media stream that reaches the other instance is relayed to the call's room: audio both ways (test mode)", async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const calls = callApi(first);
+    const call = await calls.createCall(key, { customer_language: 'fi' });
+    const customer = await calls.join(call.id, call.customerKey);
+    const ear = await Listener.open(listenUrl(first, customer));
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    const relays = second.server.media.stats().bridgeRelaysOpened;
+    const phone = await TwilioClient.open(`${wsBase(second)}/media/twilio/${customer.stream!.channel_id}`);
+    phone.start({ token: customer.stream!.token });
+    await waitUntil(() => second.server.media.stats().twilioStreams === 1, 10_000, 'the stream admitted');
+
+    const voice = pcm16ToMulaw(sine(3_200, 8_000, 300)); // 0.4 s of 8 kHz mu-law
+    phone.media(voice);
+    const wide = new Upsampler8kTo24k().process(mulawToPcm16(voice));
+    expect((await ear.waitForBytes(wide.length, 15_000)).subarray(0, wide.length).equals(wide)).toBe(true);
+    const expected = pcm16ToMulaw(new Downsampler24kTo8k().process(wide)).subarray(0, voice.length - FRAME_BYTES);
+    expect((await phone.waitForAudio(expected.length, 15_000)).subarray(0, expected.length).equals(expected)).toBe(true);
+    expect(second.server.media.room(call.id)).toBeUndefined();
+    expect(second.server.media.stats().bridgeRelaysOpened).toBe(relays + 1);
+
+    // Ended through the room's instance: the stream on the other closes as the call ended.
+    expect((await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
+    expect(await phone.closed).toEqual({ code: 4000, reason: 'call ended' });
+    expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
+  });
+
   it('an agent on one instance and a customer on the other hear each other interpreted (live mode)', async () => {
     // The interpreter "translates" by negating the samples; whichever instance holds the room uses it.
     const negate = (pcm: Buffer) => {
@@ -177,7 +243,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       const open = { op: 'open', relay: 'ghost.1', from: 'ghost', call: call.id, endpoint: { side: 'agent', credential: 'link', kind: 'listen', format: 'wav' } };
       await redis.publish(`${env.REDIS_PREFIX}media:${first.server.app.instanceId}`, JSON.stringify(open));
       await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the ghost listener in the room');
-      // At its next renewal (every 5 s) the room's instance finds the sender's lease gone.
+      // At its next renewal the room's instance finds the sender's lease gone.
       await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 0, 20_000, 'the ghost listener gone');
     } finally {
       redis.disconnect();
@@ -243,6 +309,71 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
     } finally {
       await second.stop();
       await first.stop();
+    }
+  });
+});
+
+describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle of a call without a word', () => {
+  it("its relayed sockets end, and the call's next socket takes the room over on the other instance", async () => {
+    // Leases renewed every 150 ms: a dead instance's lease lapses within half a second.
+    const prefix = `test-${randomBytes(4).toString('hex')}:`;
+    const env = { REDIS_URL, REDIS_PREFIX: prefix, INSTANCE_HEARTBEAT_MS: '300' };
+    const survivor = await startTestServer(env);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-doomed-'));
+    // The doomed instance is a real process, so that it can die as a crash does (SIGKILL).
+    const doomed = await startChildServer({
+      ...env,
+      DATABASE_URL: survivor.server.app.config.databaseUrl!,
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      DATA_DIR: dataDir,
+      AUDIOSOCKET_PORT: '0',
+      LOG_LEVEL: 'warn',
+    });
+    const redis = new Redis(REDIS_URL);
+    try {
+      const { key } = await survivor.createKey(await survivor.createOrg(), 'test');
+      const calls = callApi(survivor);
+      const call = await calls.createCall(key, { customer_language: 'es' });
+      const roomKey = `${prefix}room:${call.id}`;
+      const mic = await connect(streamUrl(doomed, await callApi(doomed).join(call.id, call.agentKey)));
+      await waitUntil(async () => (await redis.get(roomKey)) !== null, 10_000, 'the room on the doomed instance');
+      const holder = (await redis.get(roomKey))!;
+      expect(holder).not.toBe(survivor.server.app.instanceId);
+      // A listen socket on the survivor, relayed to that room, hears the agent's voice (test mode).
+      const relayedEar = await Listener.open(listenUrl(survivor, await calls.join(call.id, call.agentKey)));
+      await relayedEar.waitForFrame((frame) => frame.type === 'provenance', 10_000); // greeted: it is in the room
+      const before = pattern(4_800, 3);
+      mic.send(before);
+      expect((await relayedEar.waitForBytes(before.length, 15_000)).equals(before)).toBe(true);
+
+      doomed.process.kill('SIGKILL');
+      await doomed.exited;
+      // The room's lease is renewed just after the instance's, so it names the dead holder a little
+      // longer; held on here, the takeover is what the next socket must do, whatever the timing.
+      await redis.pexpire(roomKey, 60_000);
+      await waitUntil(async () => (await redis.exists(`${prefix}instance:${holder}`)) === 0, 10_000, "the dead instance's lease to lapse");
+      expect(await relayedEar.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+
+      // The side reconnects to the survivor: the room is taken over there and the call carries on.
+      const again = await calls.join(call.id, call.agentKey);
+      const ear = await Listener.open(listenUrl(survivor, again));
+      await ear.waitForFrame((frame) => frame.type === 'provenance', 10_000);
+      expect(await redis.get(roomKey)).toBe(survivor.server.app.instanceId);
+      expect(survivor.server.media.room(call.id)).toBeDefined();
+      const newMic = await connect(streamUrl(survivor, again));
+      const voice = pattern(4_800, 11);
+      newMic.send(voice);
+      expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+      expect((await (await calls.api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
+      newMic.close();
+      ear.close();
+    } finally {
+      redis.disconnect();
+      if (doomed.process.exitCode === null && doomed.process.signalCode === null) doomed.process.kill('SIGKILL');
+      await doomed.exited;
+      await survivor.stop();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });

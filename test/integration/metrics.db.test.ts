@@ -1,16 +1,27 @@
 // GET /metrics: the operator's Prometheus metrics (admin token), counting requests by operation and
-// status, rate-limit refusals, open streams and event delivery; the request log names who asked by ids.
+// status, rate-limit refusals, open streams, event delivery and committed ledger charges; the request log
+// names who asked by ids.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bookEntry } from '../../src/money/ledger.js';
 import { backendName } from '../support/databases.js';
+import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 
 describe(`metrics (${backendName})`, () => {
   let t: TestServer;
+  let deepl: DeepLStandIn;
   const lines: string[] = [];
   beforeAll(async () => {
-    t = await startTestServer({ RATE_LIMIT_PER_MINUTE: '2' }, { logLevel: 'info', logDestination: { write: (line: string) => lines.push(line) } });
+    deepl = await startDeepLStandIn({ apiKey: 'deepl-metrics' });
+    t = await startTestServer(
+      { RATE_LIMIT_PER_MINUTE: '2', DEEPL_API_KEY: 'deepl-metrics', DEEPL_BASE_URL: deepl.url },
+      { logLevel: 'info', logDestination: { write: (line: string) => lines.push(line) } },
+    );
   });
-  afterAll(() => t?.stop());
+  afterAll(async () => {
+    await t?.stop();
+    await deepl?.close();
+  });
 
   const scrape = async () => {
     const res = await fetch(`${t.url}/metrics`, { headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
@@ -68,5 +79,43 @@ describe(`metrics (${backendName})`, () => {
     const logged = lines.map((line) => JSON.parse(line)).filter((entry) => entry.operation === 'getAccount');
     expect(logged.at(-1)).toMatchObject({ org_id: orgId, credential_id: keyId, res: { statusCode: 429 } });
     expect(lines.join('\n')).not.toContain(key);
+  });
+
+  it('counts ledger charges by kind and mode once their transaction has committed, never a rolled-back one', async () => {
+    const orgId = await t.createOrg({ balance: 10 });
+    const { key } = await t.createKey(orgId, 'live');
+    const before = await scrape();
+    const translated = await fetch(`${t.url}/v1/translate`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ target: 'fi', text: 'Where is my order?' }),
+    });
+    expect(translated.status).toBe(200);
+    expect((await translated.json()).charged).toBeGreaterThan(0);
+
+    // Call seconds: committed, and in a savepoint of a transaction that committed; then in transactions
+    // that roll back, the whole or around a savepoint that itself was released.
+    const db = t.server.app.db;
+    const charge = { orgId, mode: 'live' as const, kind: 'call' as const, quantity: 60, amountMicros: -100_000, reference: 'call_metrics' };
+    await db.transaction((trx) => bookEntry(trx, charge));
+    await db.transaction((trx) => trx.transaction((savepoint) => bookEntry(savepoint, charge)));
+    const rolledBack = new Error('rolled back');
+    const failing = (work: Parameters<typeof db.transaction>[0]) =>
+      expect(
+        db.transaction(async (trx) => {
+          await work(trx);
+          throw rolledBack;
+        }),
+      ).rejects.toBe(rolledBack);
+    await failing((trx) => bookEntry(trx, charge));
+    await failing((trx) => trx.transaction((savepoint) => bookEntry(savepoint, charge)));
+    expect(await db('ledger_entries').where({ org_id: orgId }).orderBy('id').select('kind')).toEqual([{ kind: 'credit' }, { kind: 'text' }, { kind: 'call' }, { kind: 'call' }]);
+
+    const after = await scrape();
+    const grew = (name: string) => (sample(after, name) ?? 0) - (sample(before, name) ?? 0);
+    expect(grew('ledger_charges_total{kind="text",mode="live"}')).toBe(1);
+    expect(grew('ledger_charges_total{kind="call",mode="live"}')).toBe(2);
+    // Credits are not charges (the organization's balance above was one).
+    expect(after).not.toContain('ledger_charges_total{kind="credit"');
   });
 });

@@ -6,6 +6,9 @@ import { WebSocket } from 'ws';
 import { parseWavHeader, WAV_HEADER_BYTES } from '../../src/calls/media/audio/pcm.js';
 import type { TestServer } from '../support/testServer.js';
 
+/** A server these helpers talk to: in this process or in a child (they need only its address). */
+type Reachable = Pick<TestServer, 'url'>;
+
 export interface Join {
   id: string;
   role: 'agent' | 'customer';
@@ -16,7 +19,7 @@ export interface Join {
   listen: { channel_id: string; path: string; unlock: string } | null;
 }
 
-export function callApi(t: TestServer) {
+export function callApi(t: Reachable) {
   const api = (path: string, key: string, init: { method?: string; body?: unknown } = {}) =>
     fetch(`${t.url}${path}`, {
       method: init.method ?? 'GET',
@@ -53,10 +56,10 @@ export function callApi(t: TestServer) {
   };
 }
 
-export const wsBase = (t: TestServer) => t.url.replace(/^http/, 'ws');
-export const streamUrl = (t: TestServer, join: Join) =>
+export const wsBase = (t: Reachable) => t.url.replace(/^http/, 'ws');
+export const streamUrl = (t: Reachable, join: Join) =>
   `${wsBase(t)}${join.stream!.path}?token=${encodeURIComponent(join.stream!.token)}&source_id=${encodeURIComponent(join.stream!.source_id)}`;
-export const listenUrl = (t: TestServer, join: Join) => `${wsBase(t)}${join.listen!.path}?unlock=${encodeURIComponent(join.listen!.unlock)}`;
+export const listenUrl = (t: Reachable, join: Join) => `${wsBase(t)}${join.listen!.path}?unlock=${encodeURIComponent(join.listen!.unlock)}`;
 
 export interface Closed {
   code: number;

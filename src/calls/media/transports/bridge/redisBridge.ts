@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { MISSED_HEARTBEATS } from '../../../../instances.js';
 import { findCallById, type CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
 import { EndpointState, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSink } from '../../endpoints.js';
@@ -24,8 +25,6 @@ import type { MediaPlane, RemoteRooms, Transport } from '../../plane.js';
 import type { TextFrame } from '../../protocol.js';
 import type { AudioFeed } from '../../room/room.js';
 
-const LEASE_MS = 15_000;
-const RENEW_EVERY_MS = 5_000;
 
 /** What the room's instance needs to stand in for an endpoint of another instance. */
 interface EndpointDescription {
@@ -131,6 +130,8 @@ export interface RedisBridgeOptions {
   subscriber: Redis;
   prefix: string;
   instanceId: string;
+  /** How often this instance's leases are renewed; one that missed MISSED_HEARTBEATS renewals is dead. */
+  renewEveryMs: number;
   logger: Logger;
 }
 
@@ -140,6 +141,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   /** Endpoints of other instances in rooms here, by relay id, and what their audio is fed into. */
   private readonly hosted = new Map<string, HostedEntry>();
   private readonly channel: string;
+  private readonly leaseMs: number;
   private renewal: NodeJS.Timeout | null = null;
   private closed = false;
   private relaysOpened = 0;
@@ -150,6 +152,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     private readonly options: RedisBridgeOptions,
   ) {
     this.channel = this.channelOf(options.instanceId);
+    this.leaseMs = options.renewEveryMs * MISSED_HEARTBEATS;
   }
 
   static async start(plane: MediaPlane, options: RedisBridgeOptions): Promise<RedisMediaBridge> {
@@ -159,7 +162,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     });
     await options.subscriber.subscribe(bridge.channel);
     await bridge.renew();
-    bridge.renewal = setInterval(() => void bridge.renew(), RENEW_EVERY_MS);
+    bridge.renewal = setInterval(() => void bridge.renew(), options.renewEveryMs);
     bridge.renewal.unref();
     plane.useRemoteRooms(bridge);
     plane.addTransport(bridge);
@@ -179,18 +182,27 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   }
 
   /**
-   * This instance is alive and holds the rooms it has; endpoints relayed here from an instance that is
-   * no longer alive (it died without saying `gone`) leave their rooms, which do not wait for them.
+   * This instance is alive and holds the rooms it has. Another instance that is no longer alive died
+   * without a word: endpoints it relayed here leave their rooms, which do not wait for them, and the
+   * sockets here relayed to its rooms end as at its shutdown, so their clients reconnect and the next
+   * socket of the call takes the room over.
    */
   private async renew(): Promise<void> {
     const { commands, instanceId } = this.options;
     try {
-      await commands.set(this.instanceKey(instanceId), '1', 'PX', LEASE_MS);
-      await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_IF, 1, this.roomKey(callId), instanceId, LEASE_MS)));
-      const senders = [...new Set([...this.hosted.values()].map((entry) => entry.from))];
-      for (const sender of senders) {
-        if ((await commands.exists(this.instanceKey(sender))) === 1) continue;
-        for (const entry of [...this.hosted.values()]) if (entry.from === sender) entry.endpoint.detach();
+      await commands.set(this.instanceKey(instanceId), '1', 'PX', this.leaseMs);
+      await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_IF, 1, this.roomKey(callId), instanceId, this.leaseMs)));
+      const senders = [...this.hosted.values()].map((entry) => entry.from);
+      const holders = [...this.relayed.values()].map((link) => link.instance);
+      const others = new Set([...senders, ...holders]);
+      for (const other of others) {
+        if ((await commands.exists(this.instanceKey(other))) === 1) continue;
+        for (const entry of [...this.hosted.values()]) if (entry.from === other) entry.endpoint.detach();
+        for (const [relay, link] of [...this.relayed]) {
+          if (link.instance !== other) continue;
+          this.relayed.delete(relay);
+          link.endpoint.end('shutting_down');
+        }
       }
     } catch (err) {
       this.options.logger.warn({ err }, 'media bridge: renewing leases in Redis failed');
@@ -201,7 +213,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     const { commands, instanceId } = this.options;
     const key = this.roomKey(callId);
     for (let attempt = 0; attempt < 3; attempt++) {
-      if ((await commands.set(key, instanceId, 'PX', LEASE_MS, 'NX')) === 'OK') return null;
+      if ((await commands.set(key, instanceId, 'PX', this.leaseMs, 'NX')) === 'OK') return null;
       const holder = await commands.get(key);
       if (holder === null) continue; // let go meanwhile: try to take it
       if (holder === instanceId) return null;
