@@ -1209,7 +1209,7 @@ export interface components {
              */
             type: "call.ended";
         };
-        /** @description A side became present: it opened its link (join), a media socket, a phone stream or line. Once until it leaves. `data`: the call and the `side`. */
+        /** @description A side became present: it opened its link (join), a media socket or a Twilio phone stream (an AudioSocket line does not count). Once until it leaves. `data`: the call and the `side`. */
         CallJoinedEvent: components["schemas"]["EventEnvelope"] & {
             data: components["schemas"]["CallSideEventData"];
             /** @enum {string} */
