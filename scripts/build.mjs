@@ -41,4 +41,6 @@ const yaml = await readFile(path.join(root, 'openapi/openapi.yaml'), 'utf8');
 await mkdir(path.join(out, 'openapi'), { recursive: true });
 await writeFile(path.join(out, 'openapi/openapi.yaml'), yaml);
 await writeFile(path.join(out, 'openapi/openapi.json'), JSON.stringify(YAML.parse(yaml)));
+// The AsyncAPI source, bundled with the contract's event schemas on first request (src/http/asyncapi.ts).
+await cp(path.join(root, 'openapi/asyncapi.yaml'), path.join(out, 'openapi/asyncapi.yaml'));
 console.log(`[build] dist/ in ${Math.round(performance.now() - started)} ms`);

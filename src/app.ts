@@ -11,6 +11,7 @@ import { twilioWebhooksRouter } from './http/twilioWebhooks.js';
 import { authorizePageRouter } from './web/authorizePage.js';
 import { callPageRouter } from './web/callPage.js';
 import { chatPageRouter } from './web/chatPage.js';
+import { asyncApiRouter } from './web/asyncapiDocs.js';
 import { docsRouter } from './web/docs.js';
 
 export function createApp(app: AppContext): express.Express {
@@ -28,6 +29,7 @@ export function createApp(app: AppContext): express.Express {
   // The operations first: no operation's path is also a page's, and most requests are operations.
   server.use(operationsRouter(app));
   server.use(docsRouter());
+  server.use(asyncApiRouter(app));
   server.use(chatPageRouter());
   server.use(consoleRouter(app));
   server.use(metricsRouter(app));

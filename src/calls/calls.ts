@@ -5,7 +5,7 @@ import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { withEvents } from '../events/log.js';
-import type { CallSignal, Metadata, NewEvent } from '../events/types.js';
+import { newEvent, type CallSignal, type EventData, type EventType, type Metadata, type NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { fundedPayer } from '../money/index.js';
 import { DEFAULT_AGENT_NAME } from '../sessions/sessions.js';
@@ -75,15 +75,9 @@ export function presentCall(row: CallRow): CallOut {
   };
 }
 
-export const callEvent = (row: CallRow, type: string, data: unknown = presentCall(row), signal?: CallSignal): NewEvent => ({
-  orgId: row.org_id,
-  mode: row.mode,
-  type,
-  metadata: row.metadata,
-  data,
-  callId: row.id,
-  signal,
-});
+/** An event about a call: it carries the call's metadata; `data` is what the contract gives for `type`. */
+export const callEvent = <T extends EventType>(row: CallRow, type: T, data: EventData<T>, signal?: CallSignal): NewEvent =>
+  newEvent({ orgId: row.org_id, mode: row.mode, type, metadata: row.metadata, data, callId: row.id, signal });
 
 /** The call's languages as the media plane needs them. */
 const languagesOf = (row: CallRow) => ({ agent: row.agent_language, customer: row.customer_language });
@@ -128,7 +122,7 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
         customer_key_hash: hashSecret(customerKey),
       })
       .returning('*');
-    await emit(callEvent(created, 'call.created'));
+    await emit(callEvent(created, 'call.created', presentCall(created)));
     return created;
   });
   return {
@@ -271,7 +265,7 @@ export async function hangUp(deps: CallDeps, call: CallRow, side: Side): Promise
 
 /** A live call's prepaid balance ran out: interpretation stopped for both sides (the call stays open). */
 export async function announceBalanceExhausted(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow): Promise<void> {
-  await withEvents(deps.db, deps.events, (_trx, emit) => emit(callEvent(call, 'call.balance_exhausted')));
+  await withEvents(deps.db, deps.events, (_trx, emit) => emit(callEvent(call, 'call.balance_exhausted', presentCall(call))));
 }
 
 export interface SideSettings {

@@ -1,5 +1,6 @@
 import type { Mode } from '../auth/principal.js';
 import type { Side } from '../calls/side.js';
+import type { components } from '../generated/api.js';
 
 export type Metadata = Record<string, string | number | boolean | null>;
 
@@ -42,17 +43,32 @@ export type CallSignal =
   | { type: 'line_replaced'; side: Side }
   | { type: 'settings_changed'; side: Side; languageChanged: boolean; languages: Record<Side, string | null> };
 
-export interface NewEvent {
+/** The events of the contract (openapi.yaml `Event`), one member per type. */
+export type ApiEvent = components['schemas']['Event'];
+export type EventType = ApiEvent['type'];
+/** What an event of type `T` carries as `data`, as the contract says. */
+export type EventData<T extends EventType> = Extract<ApiEvent, { type: T }>['data'];
+
+export interface NewEventOf<T extends EventType> {
   orgId: string;
   mode: Mode;
-  type: string;
+  type: T;
   metadata: Metadata;
-  data: unknown;
+  data: EventData<T>;
   sessionId?: string | null;
   callId?: string | null;
   messageId?: number | null;
   signal?: CallSignal;
 }
+
+/** An event to record: its `type` decides the shape of its `data` (a type the contract lacks does not compile). */
+export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
+
+/**
+ * One event of a type known only as a type parameter: TypeScript cannot see that an event of some `T`
+ * is a member of the union, so the one cast is here, where `data` was already checked against `T`.
+ */
+export const newEvent = <T extends EventType>(event: NewEventOf<T>): NewEvent => event as unknown as NewEvent;
 
 /** The part of the event log a stream follows: an organization in one mode, or one of its sessions. */
 export interface EventScope {

@@ -1149,6 +1149,18 @@ export interface components {
             cursor: number;
             messages: components["schemas"]["ApiMessageOut"][];
         };
+        /** @description A live call's prepaid balance ran out: interpretation stopped for both sides, the call stays open untranslated (and resumes after a top-up). Once per call. `data`: the call. */
+        CallBalanceExhaustedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallOut"];
+            /** @enum {string} */
+            type: "call.balance_exhausted";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.balance_exhausted";
+        };
         /** @description All fields of the call, plus both sides' links (returned only here). */
         CallCreated: {
             agent_language: components["schemas"]["Language"];
@@ -1173,11 +1185,83 @@ export interface components {
             support_session_id: string | null;
             video: boolean;
         };
+        /** @description A call was created (`POST /v1/calls`). `data`: the call (without its links). */
+        CallCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallOut"];
+            /** @enum {string} */
+            type: "call.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.created";
+        };
+        /** @description The call ended (`POST /v1/calls/{call_id}/end`, or the agent hung up). `data`: the ended call. */
+        CallEndedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallOut"];
+            /** @enum {string} */
+            type: "call.ended";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.ended";
+        };
+        /** @description A side became present: it opened its link (join), a media socket or a Twilio phone stream (an AudioSocket line does not count). Once until it leaves. `data`: the call and the `side`. */
+        CallJoinedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallSideEventData"];
+            /** @enum {string} */
+            type: "call.joined";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.joined";
+        };
+        /** @description A side is no longer present: the customer hung up (its link joins again), or a phone's stream stopped. The call stays open. `data`: the call and the `side`. */
+        CallLeftEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallSideEventData"];
+            /** @enum {string} */
+            type: "call.left";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.left";
+        };
+        /** @description A new AudioSocket line was made for a side (`POST /v1/calls/{call_id}/phone-line`); a PBX connected with the old line id is hung up. `data`: the call and the `side` (never the line id). */
+        CallLineReplacedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallSideEventData"];
+            /** @enum {string} */
+            type: "call.line_replaced";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.line_replaced";
+        };
         CallLinkIn: {
             side: components["schemas"]["Side"];
         };
         CallLinkOut: {
             url: string;
+        };
+        /** @description A new link was made for a side (`POST /v1/calls/{call_id}/link`); the old one and its sockets stopped. `data`: the call and the `side` (never the link). */
+        CallLinkRotatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallSideEventData"];
+            /** @enum {string} */
+            type: "call.link_rotated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.link_rotated";
         };
         CallOut: {
             agent_language: components["schemas"]["Language"];
@@ -1198,9 +1282,142 @@ export interface components {
             support_session_id: string | null;
             video: boolean;
         };
+        /** @description A dialled phone was answered. `data`: the call, the `side` and `twilio_call_sid`. */
+        CallPhoneAnsweredEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallPhoneEventData"];
+            /** @enum {string} */
+            type: "call.phone.answered";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.phone.answered";
+        };
+        /** @description A dialled phone's leg is over (hung up, busy, not answered, failed, canceled); the call stays open. `data`: the call, the `side`, `twilio_call_sid` and the `reason`. */
+        CallPhoneCompletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallPhoneCompletedEventData"];
+            /** @enum {string} */
+            type: "call.phone.completed";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.phone.completed";
+        };
+        /** @description As for the other phone events, plus why the leg ended (Twilio's final `CallStatus`). */
+        CallPhoneCompletedEventData: {
+            agent_language: components["schemas"]["Language"];
+            agent_name: string;
+            /** Format: date-time */
+            created_at: string;
+            customer_language: components["schemas"]["NullableLanguage"];
+            customer_name: string | null;
+            /** Format: date-time */
+            ended_at: string | null;
+            external_id: string | null;
+            id: string;
+            livemode: boolean;
+            metadata: components["schemas"]["Metadata"];
+            /** @enum {string} */
+            reason: "completed" | "busy" | "no-answer" | "failed" | "canceled";
+            side: components["schemas"]["Side"];
+            /** @enum {string} */
+            status: "open" | "ended";
+            support_session_id: string | null;
+            twilio_call_sid: string;
+            video: boolean;
+        };
+        /** @description The call, the side a dialled phone plays, and the phone leg's Twilio call SID. */
+        CallPhoneEventData: {
+            agent_language: components["schemas"]["Language"];
+            agent_name: string;
+            /** Format: date-time */
+            created_at: string;
+            customer_language: components["schemas"]["NullableLanguage"];
+            customer_name: string | null;
+            /** Format: date-time */
+            ended_at: string | null;
+            external_id: string | null;
+            id: string;
+            livemode: boolean;
+            metadata: components["schemas"]["Metadata"];
+            side: components["schemas"]["Side"];
+            /** @enum {string} */
+            status: "open" | "ended";
+            support_session_id: string | null;
+            twilio_call_sid: string;
+            video: boolean;
+        };
+        /** @description A dialled phone rings (Twilio's status callback). `data`: the call, the `side` the phone plays and the leg's `twilio_call_sid`. */
+        CallPhoneRingingEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallPhoneEventData"];
+            /** @enum {string} */
+            type: "call.phone.ringing";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.phone.ringing";
+        };
+        /** @description The call, and the side the event is about. */
+        CallSideEventData: {
+            agent_language: components["schemas"]["Language"];
+            agent_name: string;
+            /** Format: date-time */
+            created_at: string;
+            customer_language: components["schemas"]["NullableLanguage"];
+            customer_name: string | null;
+            /** Format: date-time */
+            ended_at: string | null;
+            external_id: string | null;
+            id: string;
+            livemode: boolean;
+            metadata: components["schemas"]["Metadata"];
+            side: components["schemas"]["Side"];
+            /** @enum {string} */
+            status: "open" | "ended";
+            support_session_id: string | null;
+            video: boolean;
+        };
         CallSideSettingsIn: {
             language?: components["schemas"]["NullableLanguage"];
             name?: string | null;
+        };
+        /** @description A side changed its settings (`POST /calls/public/{call_id}/me`). `data`: the call, the `side` and whether its language changed (then the other side's listeners reconnect). */
+        CallUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["CallUpdatedEventData"];
+            /** @enum {string} */
+            type: "call.updated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call.updated";
+        };
+        /** @description The call, the side whose settings changed, and whether its language changed. */
+        CallUpdatedEventData: {
+            agent_language: components["schemas"]["Language"];
+            agent_name: string;
+            /** Format: date-time */
+            created_at: string;
+            customer_language: components["schemas"]["NullableLanguage"];
+            customer_name: string | null;
+            /** Format: date-time */
+            ended_at: string | null;
+            external_id: string | null;
+            id: string;
+            language_changed: boolean;
+            livemode: boolean;
+            metadata: components["schemas"]["Metadata"];
+            side: components["schemas"]["Side"];
+            /** @enum {string} */
+            status: "open" | "ended";
+            support_session_id: string | null;
+            video: boolean;
         };
         ChatJoinOut: {
             agent_language: string;
@@ -1243,23 +1460,26 @@ export interface components {
         Error: {
             detail: string;
         };
-        /** @description The `data:` of a server-sent event (see the `events` tag). */
-        Event: {
+        /**
+         * @description The `data:` of a server-sent event on `GET /v1/events` and `GET /v1/sessions/{session_id}/stream`
+         *     (see the `events` tag), one schema per `type`. Every event carries `id`, `type`, `created_at`,
+         *     `livemode`, the `metadata` given when its call or session was created, `data` (what the type
+         *     says) and, when an installed app's request made the change, `app_id`. A client should ignore
+         *     types it does not know: new ones may be added.
+         */
+        Event: components["schemas"]["CallCreatedEvent"] | components["schemas"]["CallJoinedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallLeftEvent"] | components["schemas"]["CallLinkRotatedEvent"] | components["schemas"]["CallLineReplacedEvent"] | components["schemas"]["CallBalanceExhaustedEvent"] | components["schemas"]["CallEndedEvent"] | components["schemas"]["CallPhoneRingingEvent"] | components["schemas"]["CallPhoneAnsweredEvent"] | components["schemas"]["CallPhoneCompletedEvent"] | components["schemas"]["SessionCreatedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionLinkRotatedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["SessionDeletedEvent"] | components["schemas"]["SessionTypingEvent"] | components["schemas"]["MessageCreatedEvent"];
+        /** @description What every event carries; `type` and `data` are narrowed by each event's own schema. */
+        EventEnvelope: {
             /** @description The installed app (its client_id) whose request made the change; absent when an API key or a customer made it. */
             app_id?: string;
             /** Format: date-time */
             created_at: string;
-            data: Record<string, never>;
+            /** @description What the event is about (most often the object itself): see each event's own schema. */
+            data: unknown;
+            /** @description `evt_...`; also the `id:` line of the stream (absent for `session.typing`, which is not stored). */
             id: string;
             livemode: boolean;
             metadata: components["schemas"]["Metadata"];
-            /**
-             * @description `call.created`, `call.updated`, `call.joined`, `call.left`, `call.link_rotated`,
-             *     `call.ended`, `call.phone.ringing`, `call.phone.answered`, `call.phone.completed`
-             *     (a dialled phone's progress: `data` is the call with `side`, `twilio_call_sid` and, when
-             *     completed, `reason`), `session.created`, `session.updated`, `session.closed`, `session.deleted`,
-             *     `message.created`, `session.typing`.
-             */
             type: string;
         };
         HealthOut: {
@@ -1299,6 +1519,18 @@ export interface components {
             path: string;
             unlock: string;
         } | null;
+        /** @description A message was posted (text, or a transcribed voice message). `data`: the message as the agents see it. */
+        MessageCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["ApiMessageOut"];
+            /** @enum {string} */
+            type: "message.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.created";
+        };
         /**
          * @description The caller's own values, handed back with every event about the object. At most 50 keys;
          *     values are strings (up to 500 characters), numbers, booleans or null.
@@ -1352,6 +1584,18 @@ export interface components {
         };
         /** @enum {string} */
         Scope: "calls:read" | "calls:write" | "sessions:read" | "sessions:write" | "translate" | "events:read" | "account:read";
+        /** @description The session was closed. `data`: the closed session. */
+        SessionClosedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["SessionOut"];
+            /** @enum {string} */
+            type: "session.closed";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.closed";
+        };
         SessionCreate: {
             agent_language: components["schemas"]["Language"];
             /** @description Shown to the customer. */
@@ -1363,6 +1607,47 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             /** @description Days messages are kept. */
             retention_days?: number | null;
+        };
+        /** @description A support chat was created. `data`: the session (`customer_url` is null: the link is shown only to the creator). */
+        SessionCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["SessionOut"];
+            /** @enum {string} */
+            type: "session.created";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.created";
+        };
+        /** @description The session and its messages were erased. Its earlier events are erased with it, so this is the only event of the session left; the session's stream ends after it. `data`: `{id, deleted: true}`. */
+        SessionDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["SessionDeletedEventData"];
+            /** @enum {string} */
+            type: "session.deleted";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.deleted";
+        };
+        SessionDeletedEventData: {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+        };
+        /** @description A new customer link was made (`POST /v1/sessions/{session_id}/customer-link`); the earlier link and its streams stopped. `data`: the session (`customer_url` null: never in an event). */
+        SessionLinkRotatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["SessionOut"];
+            /** @enum {string} */
+            type: "session.link_rotated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.link_rotated";
         };
         SessionOut: {
             agent_language: components["schemas"]["Language"];
@@ -1385,6 +1670,35 @@ export interface components {
             retention_days: number | null;
             /** @enum {string} */
             status: "open" | "closed";
+        };
+        /** @description Someone is typing (`POST /v1/sessions/{session_id}/typing`, or the customer page). Not stored: it has no `id:` line and cannot be resumed from. */
+        SessionTypingEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["SessionTypingEventData"];
+            /** @enum {string} */
+            type: "session.typing";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.typing";
+        };
+        SessionTypingEventData: {
+            author_name: string;
+            sender: components["schemas"]["Side"];
+            session_id: string;
+        };
+        /** @description The session changed by itself: the customer's language was learned from the customer's first message. `data`: the session. */
+        SessionUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            data: components["schemas"]["SessionOut"];
+            /** @enum {string} */
+            type: "session.updated";
+        } & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.updated";
         };
         /** @enum {string} */
         Side: "agent" | "customer";

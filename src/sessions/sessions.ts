@@ -4,7 +4,7 @@ import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import type { AppContext } from '../appContext.js';
 import { withEvents } from '../events/log.js';
-import type { Metadata } from '../events/types.js';
+import { newEvent, type EventData, type EventType, type Metadata, type NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { findOwned, listOwned } from '../services/owned.js';
 
@@ -84,14 +84,8 @@ export interface NewSession {
 }
 
 /** The events of a session carry its metadata; the session object itself is their data. */
-export const sessionEvent = (row: SessionRow, type: string, data: unknown = presentSession(row)) => ({
-  orgId: row.org_id,
-  mode: row.mode,
-  type,
-  metadata: row.metadata,
-  data,
-  sessionId: row.id,
-});
+export const sessionEvent = <T extends EventType>(row: SessionRow, type: T, data: EventData<T>): NewEvent =>
+  newEvent({ orgId: row.org_id, mode: row.mode, type, metadata: row.metadata, data, sessionId: row.id });
 
 export async function createSession(deps: SessionDeps, payer: Payer, input: NewSession): Promise<SessionOut> {
   const key = newSecret('chk_');
@@ -112,7 +106,7 @@ export async function createSession(deps: SessionDeps, payer: Payer, input: NewS
         retention_days: input.retention_days ?? null,
       })
       .returning('*');
-    await emit(sessionEvent(created, 'session.created'));
+    await emit(sessionEvent(created, 'session.created', presentSession(created)));
     return created;
   });
   return presentSession(row, customerUrl(deps.config.publicBaseUrl, row.id, key));
@@ -144,7 +138,7 @@ export async function closeSession(deps: SessionDeps, payer: Payer, sessionId: s
       .where({ id: sessionId })
       .update({ status: 'closed', closed_at: trx.fn.now() as never })
       .returning('*');
-    await emit(sessionEvent(closed, 'session.closed'));
+    await emit(sessionEvent(closed, 'session.closed', presentSession(closed)));
     return closed;
   });
   return presentSession(row);
@@ -159,7 +153,7 @@ export async function rotateCustomerLink(deps: SessionDeps, payer: Payer, sessio
       .where({ id: sessionId })
       .update({ customer_key_hash: hashSecret(key) })
       .returning('*');
-    await emit(sessionEvent(updated, 'session.link_rotated'));
+    await emit(sessionEvent(updated, 'session.link_rotated', presentSession(updated)));
     return updated;
   });
   return presentSession(row, customerUrl(deps.config.publicBaseUrl, row.id, key));

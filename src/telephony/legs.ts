@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { withEvents } from '../events/log.js';
 import type { EventBus } from '../events/bus.js';
+import type { EventData } from '../events/types.js';
 import { hashSecret } from '../ids.js';
 import { callEvent, findCallById, presentCall, type CallRow, type Side } from '../calls/calls.js';
 import { findTelephonyConnector } from './connectors.js';
@@ -103,15 +104,23 @@ export function hangUpPhonesWhenCallsEnd(deps: TelephonyDeps, track: (work: Prom
 
 const LEG_STATES: ReadonlyArray<PhoneLegRow['status']> = ['dialing', 'ringing', 'answered', 'completed'];
 
+type EndReason = EventData<'call.phone.completed'>['reason'];
+type LegProgress =
+  | { status: 'ringing'; event: 'call.phone.ringing' }
+  | { status: 'answered'; event: 'call.phone.answered' }
+  | { status: 'completed'; event: 'call.phone.completed'; reason: EndReason };
+
+const ended = (reason: EndReason): LegProgress => ({ status: 'completed', event: 'call.phone.completed', reason });
+
 /** Twilio's CallStatus values, as the leg's state and the event they become. */
-const STATUS: Record<string, { status: PhoneLegRow['status']; event: string } | undefined> = {
+const STATUS: Record<string, LegProgress | undefined> = {
   ringing: { status: 'ringing', event: 'call.phone.ringing' },
   'in-progress': { status: 'answered', event: 'call.phone.answered' },
-  completed: { status: 'completed', event: 'call.phone.completed' },
-  busy: { status: 'completed', event: 'call.phone.completed' },
-  'no-answer': { status: 'completed', event: 'call.phone.completed' },
-  failed: { status: 'completed', event: 'call.phone.completed' },
-  canceled: { status: 'completed', event: 'call.phone.completed' },
+  completed: ended('completed'),
+  busy: ended('busy'),
+  'no-answer': ended('no-answer'),
+  failed: ended('failed'),
+  canceled: ended('canceled'),
 };
 
 /**
@@ -142,12 +151,7 @@ export async function applyStatusCallback(deps: TelephonyDeps, legId: string, si
       .returning('*');
     if (!updated) return;
     const call = (await findCallById(trx, leg.call_id)) as CallRow;
-    const data = {
-      ...presentCall(call),
-      side: leg.side,
-      twilio_call_sid: leg.twilio_call_sid,
-      ...(next.status === 'completed' ? { reason: params.CallStatus } : {}),
-    };
-    await emit(callEvent(call, next.event, data));
+    const data = { ...presentCall(call), side: leg.side, twilio_call_sid: leg.twilio_call_sid };
+    await emit(next.event === 'call.phone.completed' ? callEvent(call, next.event, { ...data, reason: next.reason }) : callEvent(call, next.event, data));
   });
 }

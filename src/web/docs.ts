@@ -14,6 +14,7 @@ const page = `<!doctype html>
   <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
+  <nav><a href="/docs/asyncapi">Sockets and event streams (AsyncAPI)</a> · <a href="/openapi.json">/openapi.json</a> · <a href="/asyncapi.json">/asyncapi.json</a></nav>
   <div id="reference"></div>
   <script src="/docs/assets/swagger-ui-bundle.js"></script>
   <script src="/docs/init.js"></script>
