@@ -3,7 +3,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express from 'express';
-import { contractJson, contractYaml } from '../http/contract.js';
+import YAML from 'yaml';
+import { contractCopy, contractYaml } from '../http/contract.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 
 const page = `<!doctype html>
@@ -27,13 +28,23 @@ const swaggerUiAssets = path.dirname(createRequire(import.meta.url).resolve('swa
 // validatorUrl null: Swagger UI would otherwise send the document to an online validator.
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', validatorUrl: null, deepLinking: true });`;
 
-export function docsRouter(): express.Router {
+/** The contract as this server serves it: its `servers` name this server (PUBLIC_BASE_URL), so a
+ * client generated from or pointed at the served document reaches it, not the file's localhost default. */
+function servedContract(publicBaseUrl: string): { json: string; yaml: string } {
+  const servers = [{ url: publicBaseUrl, description: 'This server' }];
+  const document = YAML.parseDocument(contractYaml);
+  document.set('servers', servers);
+  return { json: JSON.stringify({ ...contractCopy(), servers }), yaml: document.toString({ lineWidth: 0 }) };
+}
+
+export function docsRouter(publicBaseUrl: string): express.Router {
   const router = express.Router();
+  const served = servedContract(publicBaseUrl);
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(contractJson);
+    res.type('application/json').send(served.json);
   });
   router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(contractYaml);
+    res.type('application/yaml').send(served.yaml);
   });
   router.get('/docs', pageSecurity('self'), (_req, res) => {
     res.type('html').send(page);

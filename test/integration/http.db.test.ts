@@ -7,7 +7,7 @@ describe(`HTTP surface (${backendName})`, () => {
   let t: TestServer;
   let key: string;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ PUBLIC_BASE_URL: 'https://interpret.example.test' });
     key = (await t.createKey(await t.createOrg(), 'test')).key;
   });
   afterAll(() => t?.stop());
@@ -27,6 +27,11 @@ describe(`HTTP surface (${backendName})`, () => {
     expect(YAML.parse(await yamlRes.text())).toEqual(json);
     expect(json.openapi).toBe('3.0.3');
     expect(json.paths['/v1/account'].get.operationId).toBe('getAccount');
+  });
+
+  it('names PUBLIC_BASE_URL as the server in the served contract', async () => {
+    const json = await (await fetch(`${t.url}/openapi.json`)).json();
+    expect(json.servers).toEqual([{ url: 'https://interpret.example.test', description: 'This server' }]);
   });
 
   it('serves the reference page with local assets only', async () => {
