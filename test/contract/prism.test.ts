@@ -1,6 +1,6 @@
-// The Prism mock of the contract, started as `npm run mock` starts it (the command is read from
-// package.json; only the port is replaced by a free one): it serves the contract's examples and
-// refuses requests the contract does not allow. Works offline.
+// The Prism mock of the contract, started as `npm run mock -- --port <free port>` starts it (the
+// command is read from package.json): it serves the contract's examples and refuses requests the
+// contract does not allow. Works offline.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -13,15 +13,13 @@ const START_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 const STOP_TIMEOUT_MS = 5_000;
 
-/** `npm run mock`'s arguments, with the port replaced. */
+/** `npm run mock -- --port <port>`'s arguments. The script names no port of its own (Prism's default
+ * is 4010): a second `--port` would make Prism exit. */
 function mockArgs(port: number): string[] {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const [command, ...args] = pkg.scripts.mock.trim().split(/\s+/);
   if (command !== 'prism') throw new Error(`npm run mock is not a prism command: ${pkg.scripts.mock}`);
-  const portAt = args.findIndex((arg) => arg === '--port' || arg === '-p');
-  if (portAt === -1) return [...args, '--port', String(port)];
-  args[portAt + 1] = String(port);
-  return args;
+  return [...args, '--port', String(port)];
 }
 
 function hasExited(child: ChildProcess) {
