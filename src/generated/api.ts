@@ -969,7 +969,7 @@ export interface components {
         };
         AdminAppCreate: {
             /**
-             * @default confidential
+             * @description Default: `confidential`.
              * @enum {string}
              */
             client_type?: "confidential" | "public";
@@ -1046,7 +1046,7 @@ export interface components {
             /** @description 12 characters or more; never echoed. */
             password: string;
             /**
-             * @default admin
+             * @description Default: `admin`.
              * @enum {string}
              */
             role?: "owner" | "admin";
@@ -1060,20 +1060,14 @@ export interface components {
             role: "owner" | "admin";
         };
         AdminOrgCreate: {
-            /**
-             * @description Prepaid balance, or null for an invoiced organization.
-             * @default 0
-             */
+            /** @description Prepaid balance, or null for an invoiced organization. Default: `0`. */
             balance?: number | null;
-            /**
-             * @description ISO 4217 code; stored upper-case.
-             * @default EUR
-             */
+            /** @description ISO 4217 code; stored upper-case. Default: `EUR`. */
             currency?: string;
             name: string;
-            /** @default 20 */
+            /** @description Default: `20`. */
             text_rate_per_million_characters?: number;
-            /** @default 0.1 */
+            /** @description Default: `0.1`. */
             voice_rate_per_minute?: number;
         };
         AdminOrgOut: {
@@ -1104,10 +1098,7 @@ export interface components {
             customer_name?: string | null;
             external_id?: string | null;
             metadata?: components["schemas"]["Metadata"];
-            /**
-             * @description Voices are translated either way.
-             * @default true
-             */
+            /** @description Video on the call page; voices are translated either way. Default: `true`. */
             video?: boolean;
         };
         ApiMessageIn: {
@@ -1229,10 +1220,7 @@ export interface components {
             author_name?: string | null;
         };
         DialIn: {
-            /**
-             * @description Which side the phone plays.
-             * @default customer
-             */
+            /** @description Which side the phone plays. Default: `customer`. */
             side?: components["schemas"]["Side"];
             /** @description Phone number in international (E.164) form with a leading plus sign. */
             to: string;
@@ -1341,7 +1329,7 @@ export interface components {
             token_type: "Bearer";
         };
         PhoneLineIn: {
-            /** @default customer */
+            /** @description Which side the line plays. Default: `customer`. */
             side?: components["schemas"]["Side"];
         };
         PhoneLineOut: {
