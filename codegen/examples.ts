@@ -8,7 +8,7 @@ type Json = Record<string, any>;
 
 const pointer = (parts: string[]) => '#/' + parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-function resolved(spec: Json, node: any): any {
+export function resolved(spec: Json, node: any): any {
   while (node && typeof node.$ref === 'string') {
     node = node.$ref
       .replace(/^#\//, '')
@@ -42,14 +42,22 @@ function* examplesIn(spec: Json, node: any, at: string[]): Generator<{ where: st
   }
 }
 
-/** One line per example that its schema refuses, naming where it is and what is wrong. */
-export function invalidExamples(spec: Json): string[] {
-  // OpenAPI 3.0 schemas: `nullable` is Ajv's own option; `example`, `x-...` and `discriminator`
-  // mapping hints are annotations; `format: binary` marks an upload or download, not a string check.
+/**
+ * A validator of the contract's schemas, addressed by JSON pointer: `ajv.getSchema('contract#/...')`.
+ * OpenAPI 3.0 schemas: `nullable` is Ajv's own keyword; `example`, `x-...` and `discriminator` mapping
+ * hints are annotations; `format: binary` marks an upload or download, not a string check.
+ */
+export function contractAjv(spec: Json): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true, discriminator: true, validateSchema: false });
   addFormats.default(ajv);
   ajv.addFormat('binary', true);
   ajv.addSchema(spec, 'contract');
+  return ajv;
+}
+
+/** One line per example that its schema refuses, naming where it is and what is wrong. */
+export function invalidExamples(spec: Json): string[] {
+  const ajv = contractAjv(spec);
   const problems: string[] = [];
   for (const { where, value, schemaRef } of examplesIn(spec, spec, [])) {
     if (value === undefined) {
