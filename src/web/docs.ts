@@ -3,7 +3,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express from 'express';
-import YAML from 'yaml';
 import { contractCopy, contractYaml } from '../http/contract.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 
@@ -30,21 +29,26 @@ const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#refe
 
 /** The contract as this server serves it: its `servers` name this server (PUBLIC_BASE_URL), so a
  * client generated from or pointed at the served document reaches it, not the file's localhost default. */
-function servedContract(publicBaseUrl: string): { json: string; yaml: string } {
-  const servers = [{ url: publicBaseUrl, description: 'This server' }];
+const servers = (publicBaseUrl: string) => [{ url: publicBaseUrl, description: 'This server' }];
+
+/** The YAML text with `servers` replaced, comments and layout kept; made on first request (the YAML
+ * parser is not needed to start the server: the compiled build ships the document as JSON too). */
+async function servedYaml(publicBaseUrl: string): Promise<string> {
+  const YAML = (await import('yaml')).default;
   const document = YAML.parseDocument(contractYaml);
-  document.set('servers', servers);
-  return { json: JSON.stringify({ ...contractCopy(), servers }), yaml: document.toString({ lineWidth: 0 }) };
+  document.set('servers', servers(publicBaseUrl));
+  return document.toString({ lineWidth: 0 });
 }
 
 export function docsRouter(publicBaseUrl: string): express.Router {
   const router = express.Router();
-  const served = servedContract(publicBaseUrl);
+  const json = JSON.stringify({ ...contractCopy(), servers: servers(publicBaseUrl) });
+  let yaml: Promise<string> | undefined;
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(served.json);
+    res.type('application/json').send(json);
   });
-  router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(served.yaml);
+  router.get('/openapi.yaml', async (_req, res) => {
+    res.type('application/yaml').send(await (yaml ??= servedYaml(publicBaseUrl)));
   });
   router.get('/docs', pageSecurity('self'), (_req, res) => {
     res.type('html').send(page);

@@ -29,9 +29,10 @@ describe(`HTTP surface (${backendName})`, () => {
     expect(json.paths['/v1/account'].get.operationId).toBe('getAccount');
   });
 
-  it('names PUBLIC_BASE_URL as the server in the served contract', async () => {
-    const json = await (await fetch(`${t.url}/openapi.json`)).json();
-    expect(json.servers).toEqual([{ url: 'https://interpret.example.test', description: 'This server' }]);
+  it('names PUBLIC_BASE_URL as the server in the served contract, JSON and YAML', async () => {
+    const servers = [{ url: 'https://interpret.example.test', description: 'This server' }];
+    expect((await (await fetch(`${t.url}/openapi.json`)).json()).servers).toEqual(servers);
+    expect(YAML.parse(await (await fetch(`${t.url}/openapi.yaml`)).text()).servers).toEqual(servers);
   });
 
   it('serves the reference page with local assets only', async () => {
