@@ -1,4 +1,4 @@
-// Writes the generated types and operation table, and a 501 stub for every operation without a handler.
+// Writes the generated types and operation table, and the start of a handler for every operation without one.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generatedFiles, handlerFile, missingHandlers, stubSource } from './outputs.js';
@@ -11,5 +11,5 @@ for (const [file, content] of await generatedFiles()) {
 for (const op of missingHandlers()) {
   mkdirSync(path.dirname(handlerFile(op)), { recursive: true });
   writeFileSync(handlerFile(op), stubSource(op));
-  console.log(`stub  ${path.relative(process.cwd(), handlerFile(op))} (answers 501 until implemented)`);
+  console.log(`stub  ${path.relative(process.cwd(), handlerFile(op))} (does not compile until it answers)`);
 }

@@ -98,12 +98,18 @@ export function listOperations(spec: Record<string, any>): OperationSpec[] {
 
 export const handlerFile = (op: OperationSpec) => path.join(root, 'handlers', op.tag, `${op.operationId}.ts`);
 
-/** A handler that answers 501 until someone replaces `notImplemented(...)` with the real function. */
+/**
+ * The start of a new operation's handler. It does not type-check (it answers nothing) until it returns
+ * one of the operation's documented answers, so no operation can be served half-written: there is no
+ * "not implemented" answer, which neither the contract nor a client would know.
+ */
 export function stubSource(op: OperationSpec): string {
   return [
-    "import { defineHandler, notImplemented } from '../../src/http/handler.js';",
+    "import { defineHandler } from '../../src/http/handler.js';",
     '',
-    `export default defineHandler<'${op.operationId}'>(notImplemented('${op.operationId}'));`,
+    `export default defineHandler<'${op.operationId}'>(async (input) => {`,
+    "  // Return one of the operation's documented answers; until then this does not compile.",
+    '});',
     '',
   ].join('\n');
 }
@@ -159,11 +165,40 @@ export async function generatedFiles(): Promise<Map<string, string>> {
   const spec = readSpec();
   const operations = listOperations(spec);
   const ast = await openapiTS(spec as never, { alphabetize: true, defaultNonNullable: false });
+  // The client's types come from openapi-typescript's default flags, as an integrator's would: the
+  // client's compile checks then prove the contract reads right without any flag.
+  const clientAst = await openapiTS(spec as never, { alphabetize: true });
   return new Map([
     [path.join(root, 'src/generated/api.ts'), HEADER + astToString(ast)],
+    [path.join(root, 'client/src/schema.ts'), HEADER + astToString(clientAst)],
     [path.join(root, 'src/generated/operations.ts'), operationTableSource(operations)],
     [path.join(root, 'src/generated/operationInputs.ts'), operationInputsSource(operations)],
   ]);
+}
+
+/**
+ * Request-body properties that carry a `default`. openapi-typescript's default flags (and generators
+ * like it) make a property with a default required, so an integrator could not leave it out; the
+ * contract states such defaults in the description and the server applies them.
+ */
+export function requestDefaults(spec: Record<string, any>): string[] {
+  const found: string[] = [];
+  const visit = (schema: any, where: string, seen: Set<unknown>) => {
+    schema = resolved(spec, schema);
+    if (!schema || typeof schema !== 'object' || seen.has(schema)) return;
+    seen.add(schema);
+    for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) visit(part, where, seen);
+    for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
+      if (property && 'default' in property) found.push(`${where}: property ${name} has a default`);
+      visit(property, `${where}.${name}`, seen);
+    }
+    if (schema.items) visit(schema.items, `${where}[]`, seen);
+  };
+  for (const op of listOperations(spec)) {
+    const body = resolved(spec, spec.paths[op.path][op.method].requestBody);
+    for (const [type, media] of Object.entries<any>(body?.content ?? {})) visit(media.schema, `${op.operationId} ${type}`, new Set());
+  }
+  return found;
 }
 
 /** Operations whose handler module does not exist yet. */

@@ -28,7 +28,7 @@ export function createApp(app: AppContext): express.Express {
   });
   // The operations first: no operation's path is also a page's, and most requests are operations.
   server.use(operationsRouter(app));
-  server.use(docsRouter());
+  server.use(docsRouter(app.config.publicBaseUrl));
   server.use(asyncApiRouter(app));
   server.use(chatPageRouter());
   server.use(consoleRouter(app));

@@ -86,7 +86,6 @@ export const errors = {
   headersTooLarge: () => new ApiError(431, 'the request headers are too large'),
   internal: (requestId: string) =>
     new ApiError(500, `internal error; quote request id ${requestId} to the operator`),
-  notImplemented: (operationId: string) => new ApiError(501, `${operationId} is not implemented yet`),
   upstream: (detail: string) => new ApiError(502, detail),
   unavailable: (detail: string) => new ApiError(503, detail),
   databaseUnavailable: (reason: string, retryAfterSeconds: number) =>

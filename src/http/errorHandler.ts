@@ -80,7 +80,7 @@ export function toApiError(
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const apiError = toApiError(err, req);
-    if (apiError.status >= 500 && apiError.status !== 501 && apiError.status !== 502) {
+    if (apiError.status >= 500 && apiError.status !== 502) {
       logger.error({ err, requestId: req.requestId }, 'request failed');
     } else if (apiError.status < 500 && sqlStateOf(err)) {
       // The database's own checks answered: worth a look, as an input check may be missing.

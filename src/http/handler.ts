@@ -5,7 +5,6 @@
 import type { AppContext } from '../appContext.js';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { CallRow, Side } from '../calls/calls.js';
-import { errors } from '../errors.js';
 import type { operations } from '../generated/api.js';
 import type { OperationInputs } from '../generated/operationInputs.js';
 import type { EventStream } from '../realtime/eventStream.js';
@@ -104,13 +103,6 @@ export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise
 
 export function defineHandler<K extends OperationId>(handler: Handler<K>): Handler<K> {
   return handler;
-}
-
-/** What codegen's stub puts in a new handler until someone writes it: 501. */
-export function notImplemented<K extends OperationId>(operationId: K): Handler<K> {
-  return async () => {
-    throw errors.notImplemented(operationId);
-  };
 }
 
 /** Any operation's answer, as the router writes it. */

@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express from 'express';
-import { contractJson, contractYaml } from '../http/contract.js';
+import { contractCopy, contractYaml } from '../http/contract.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 
 const page = `<!doctype html>
@@ -28,13 +28,28 @@ const swaggerUiAssets = path.dirname(createRequire(import.meta.url).resolve('swa
 // validatorUrl null: Swagger UI would otherwise send the document to an online validator.
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', validatorUrl: null, deepLinking: true });`;
 
-export function docsRouter(): express.Router {
+/** The contract as this server serves it: its `servers` name this server (PUBLIC_BASE_URL), so a
+ * client generated from or pointed at the served document reaches it, not the file's localhost default. */
+const servers = (publicBaseUrl: string) => [{ url: publicBaseUrl, description: 'This server' }];
+
+/** The YAML text with `servers` replaced, comments and layout kept; made on first request (the YAML
+ * parser is not needed to start the server: the compiled build ships the document as JSON too). */
+async function servedYaml(publicBaseUrl: string): Promise<string> {
+  const YAML = (await import('yaml')).default;
+  const document = YAML.parseDocument(contractYaml);
+  document.set('servers', servers(publicBaseUrl));
+  return document.toString({ lineWidth: 0 });
+}
+
+export function docsRouter(publicBaseUrl: string): express.Router {
   const router = express.Router();
+  const json = JSON.stringify({ ...contractCopy(), servers: servers(publicBaseUrl) });
+  let yaml: Promise<string> | undefined;
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(contractJson);
+    res.type('application/json').send(json);
   });
-  router.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(contractYaml);
+  router.get('/openapi.yaml', async (_req, res) => {
+    res.type('application/yaml').send(await (yaml ??= servedYaml(publicBaseUrl)));
   });
   router.get('/docs', pageSecurity('self'), (_req, res) => {
     res.type('html').send(page);

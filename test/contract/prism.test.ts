@@ -1,11 +1,12 @@
-// The Prism mock of the contract, started as `npm run mock` starts it (the command is read from
-// package.json; only the port is replaced by a free one): it serves the contract's examples and
-// refuses requests the contract does not allow. Works offline.
+// The Prism mock of the contract, started as `npm run mock -- --port <free port>` starts it (the
+// command is read from package.json): it serves the contract's examples and refuses requests the
+// contract does not allow. Works offline.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { contractAjv, resolved } from '../../codegen/examples.js';
 import { freePort } from '../support/freePort.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -13,15 +14,13 @@ const START_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 const STOP_TIMEOUT_MS = 5_000;
 
-/** `npm run mock`'s arguments, with the port replaced. */
+/** `npm run mock -- --port <port>`'s arguments. The script names no port of its own (Prism's default
+ * is 4010): a second `--port` would make Prism exit. */
 function mockArgs(port: number): string[] {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const [command, ...args] = pkg.scripts.mock.trim().split(/\s+/);
   if (command !== 'prism') throw new Error(`npm run mock is not a prism command: ${pkg.scripts.mock}`);
-  const portAt = args.findIndex((arg) => arg === '--port' || arg === '-p');
-  if (portAt === -1) return [...args, '--port', String(port)];
-  args[portAt + 1] = String(port);
-  return args;
+  return [...args, '--port', String(port)];
 }
 
 function hasExited(child: ChildProcess) {
@@ -104,4 +103,124 @@ describe('Prism mock (npm run mock)', () => {
     expect(violations.map((v) => v.message).join('\n')).toMatch(/required property 'target'/);
     expect(violations.map((v) => v.message).join('\n')).toMatch(/required property 'text'/);
   });
+});
+
+// Every operation of the contract, every status it documents, asked of one mock (`Prefer: code=`), in
+// parallel: the mock must answer that status with a body the contract allows for it.
+describe('Prism mock: every operation and documented status', () => {
+  let child: ChildProcess | undefined;
+  let baseUrl = '';
+  const killOnExit = () => child?.kill('SIGKILL');
+  beforeAll(async () => {
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    // Prism logs every request at info; only warnings are worth reading here.
+    child = spawn(process.execPath, [realpathSync(path.join(root, 'node_modules/.bin/prism')), ...mockArgs(port), '--verboseLevel', 'warn'], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    process.once('exit', killOnExit);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (hasExited(child)) throw new Error(`prism exited (${child.exitCode ?? child.signalCode})`);
+      try {
+        await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(1_000) });
+        return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`prism did not answer within ${START_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }, START_TIMEOUT_MS + 10_000);
+  afterAll(async () => {
+    if (child) await stop(child);
+    process.removeListener('exit', killOnExit);
+  }, STOP_TIMEOUT_MS + 5_000);
+
+  it('answers each documented status of each operation with a body valid against the contract', async () => {
+    const ajv = contractAjv(spec);
+    const cases = Object.entries<Record<string, any>>(spec.paths).flatMap(([apiPath, item]) =>
+      (['get', 'put', 'post', 'delete', 'patch'] as const)
+        .filter((method) => item[method])
+        .flatMap((method) => Object.keys(item[method].responses).map((status) => ({ apiPath, method, status }))),
+    );
+    expect(cases.length).toBeGreaterThan(200);
+
+    const failures: string[] = [];
+    const queue = [...cases];
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const problem = await checkCase(ajv, next.apiPath, next.method, next.status).catch((err: Error) => err.message);
+        if (problem) failures.push(`${next.method.toUpperCase()} ${next.apiPath} ${next.status}: ${problem}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  /** A request the operation accepts, built from the contract's own examples. */
+  function requestFor(apiPath: string, method: string): { url: string; init: RequestInit } {
+    const op = spec.paths[apiPath][method];
+    const parameters = [...(spec.paths[apiPath].parameters ?? []), ...(op.parameters ?? [])].map((p: any) => resolved(spec, p));
+    const headers: Record<string, string> = {};
+    let url = apiPath;
+    const query = new URLSearchParams();
+    for (const parameter of parameters) {
+      const value = parameter.example ?? parameter.schema?.example;
+      if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(String(value)));
+      else if (value !== undefined && parameter.in === 'query') query.set(parameter.name, String(value));
+      else if (value !== undefined && parameter.in === 'header') headers[parameter.name] = String(value);
+    }
+    const schemes = (op.security ?? spec.security).flatMap((requirement: object) => Object.keys(requirement));
+    if (schemes.includes('CallKey')) headers['X-Call-Key'] = 'ck_4fG7hJ2kL9mN3pQ6rS8tV1wX5yZ0aB2c';
+    else if (schemes.includes('ChatKey')) headers['X-Chat-Key'] = 'chk_7Yh2Jk5Lm8Np3Qr6St9Vw2Xy5Za8Bc1De';
+    else if (schemes.includes('OAuthClientBasic')) headers.Authorization = `Basic ${Buffer.from('app_4hT8kW2mQ9xL7pZ3:sec_example').toString('base64')}`;
+    else if (schemes.length) headers.Authorization = 'Bearer spk_test_anything';
+
+    let body: BodyInit | undefined;
+    const content = resolved(spec, op.requestBody)?.content ?? {};
+    if (content['application/json']) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(content['application/json'].example ?? {});
+    } else if (content['application/x-www-form-urlencoded']) {
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(content['application/x-www-form-urlencoded'].example).toString();
+    } else if (content['multipart/form-data']) {
+      const form = new FormData();
+      const schema = resolved(spec, content['multipart/form-data'].schema);
+      for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
+        if (resolved(spec, property).format === 'binary') form.set(name, new Blob([Buffer.alloc(64)], { type: 'audio/webm' }), 'voice.webm');
+        else if (schema.required?.includes(name)) form.set(name, String(content['multipart/form-data'].example?.[name] ?? 'customer'));
+      }
+      body = form;
+    }
+    return { url: `${baseUrl}${url}${query.size ? `?${query}` : ''}`, init: { method: method.toUpperCase(), headers, body, redirect: 'manual' } };
+  }
+
+  /** Null when the mock answered `status` with what the contract documents for it; else what is wrong. */
+  async function checkCase(ajv: ReturnType<typeof contractAjv>, apiPath: string, method: string, status: string): Promise<string | null> {
+    const { url, init } = requestFor(apiPath, method);
+    const response = await fetch(url, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), Prefer: `code=${status}` },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS * 2),
+    });
+    const text = await response.text();
+    if (String(response.status) !== status) return `answered ${response.status}: ${text.slice(0, 300)}`;
+    const responseRef: string =
+      spec.paths[apiPath][method].responses[status].$ref ??
+      `#/paths/${apiPath.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}`;
+    const documented = resolved(spec, spec.paths[apiPath][method].responses[status]);
+    const types = Object.keys(documented.content ?? {});
+    if (!types.length) return text === '' ? null : `a body where none is documented: ${text.slice(0, 100)}`;
+    const contentType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
+    const type = types.find((t) => t === contentType || (t.endsWith('/*') && contentType.startsWith(t.slice(0, -1))));
+    if (!type) return `content type ${contentType} is not one of ${types.join(', ')}`;
+    if (type !== 'application/json') return text.length ? null : 'an empty body';
+    const validate = ajv.getSchema(`contract${responseRef}/content/application~1json/schema`);
+    if (!validate) return `no schema at ${responseRef}`;
+    if (validate(JSON.parse(text))) return null;
+    return `body ${text.slice(0, 200)} refused: ${ajv.errorsText(validate.errors)}`;
+  }
 });

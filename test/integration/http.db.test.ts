@@ -7,7 +7,7 @@ describe(`HTTP surface (${backendName})`, () => {
   let t: TestServer;
   let key: string;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ PUBLIC_BASE_URL: 'https://interpret.example.test' });
     key = (await t.createKey(await t.createOrg(), 'test')).key;
   });
   afterAll(() => t?.stop());
@@ -27,6 +27,12 @@ describe(`HTTP surface (${backendName})`, () => {
     expect(YAML.parse(await yamlRes.text())).toEqual(json);
     expect(json.openapi).toBe('3.0.3');
     expect(json.paths['/v1/account'].get.operationId).toBe('getAccount');
+  });
+
+  it('names PUBLIC_BASE_URL as the server in the served contract, JSON and YAML', async () => {
+    const servers = [{ url: 'https://interpret.example.test', description: 'This server' }];
+    expect((await (await fetch(`${t.url}/openapi.json`)).json()).servers).toEqual(servers);
+    expect(YAML.parse(await (await fetch(`${t.url}/openapi.yaml`)).text()).servers).toEqual(servers);
   });
 
   it('serves the reference page with local assets only', async () => {

@@ -1,0 +1,36 @@
+// What `npm run codegen:check` holds the contract to beyond drift: examples that match their schemas,
+// and no defaults on request properties (openapi-typescript's default flags would make them required).
+import { describe, expect, it } from 'vitest';
+import { invalidExamples } from '../../codegen/examples.js';
+import { readSpec, requestDefaults } from '../../codegen/outputs.js';
+
+describe('contract checks', () => {
+  it('finds no invalid example and no request default in the contract', () => {
+    const spec = readSpec();
+    expect(invalidExamples(spec)).toEqual([]);
+    expect(requestDefaults(spec)).toEqual([]);
+  });
+
+  it('names an example its schema refuses, wherever it is: media type, named example, parameter, schema', () => {
+    const spec = readSpec();
+    spec.paths['/v1/account'].get.responses['200'].content['application/json'].example.balance = 'lots';
+    spec.components.examples.JoinOut.value = { ...spec.components.examples.JoinOut.value, role: 'caller' };
+    spec.components.parameters.MessageId.example = 0;
+    spec.components.schemas.Side.example = 'nobody';
+    const problems = invalidExamples(spec);
+    expect(problems).toContainEqual(expect.stringMatching(/^#\/paths\/~1v1~1account\/get\/responses\/200\/.*\/example .*\/balance must be number/));
+    expect(problems).toContainEqual(expect.stringMatching(/^#\/paths\/~1calls~1public~1\{call_id\}\/get\/.*examples\/join .*\/role must be equal to one of the allowed values/));
+    expect(problems).toContainEqual(expect.stringMatching(/^#\/components\/parameters\/MessageId\/example .*must be >= 1/));
+    expect(problems).toContainEqual(expect.stringMatching(/^#\/components\/schemas\/Side\/example .*allowed values/));
+  });
+
+  it('names a request property with a default, also behind $refs and allOf', () => {
+    const spec = readSpec();
+    spec.components.schemas.ApiCallCreate.properties.video.default = true;
+    spec.components.schemas.DialIn.properties.side.default = 'customer';
+    expect(requestDefaults(spec)).toEqual([
+      'createCall application/json: property video has a default',
+      'dialCall application/json: property side has a default',
+    ]);
+  });
+});
