@@ -9,7 +9,6 @@ import type { Metrics } from './metrics.js';
 import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
-import type { WebhookWorker } from './webhooks/worker.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -27,8 +26,11 @@ export interface AppContext {
   engines: EngineRegistry;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
-  /** Sends queued webhook deliveries (a pass at once when something becomes due, retries on a timer). */
-  webhooks: WebhookWorker;
+  /**
+   * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a pass soon (something
+   * became due); `tick` runs one after the current one and resolves when it is done (tests).
+   */
+  webhooks: { nudge(): void; tick(): Promise<number> };
   /** Announces revoked credentials to the streams open with them. */
   revocations: RevocationBus;
   /** API keys recently looked up, forgotten when their revocation is announced. */

@@ -944,6 +944,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The webhook endpoints of the key's organization and mode, newest first. Scope: `webhooks:read`.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description From now on every stored event of the key's organization and mode whose type is in
+         *     `enabled_events` (or every event, with `["*"]`) is POSTed to `url`, signed with the endpoint's
+         *     secret (see the `webhooks` tag). The secret (`whsec_...`) is returned only here and by
+         *     `rotate_secret`. `url` must be an absolute http or https URL without user name, password or
+         *     fragment; in live mode https; and not `localhost` or a loopback, private, link-local or
+         *     unique-local address (names are checked again, resolved, at every delivery). Such a URL gets
+         *     422 with `type` `url_invalid`, `url_credentials`, `url_fragment`, `url_https_required` or
+         *     `url_private_address` (the operator may allow private addresses and http with
+         *     `WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true`). At most 16 endpoints per organization and mode (409).
+         *     Scope: `webhooks:write`.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{webhook_endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Scope: `webhooks:read`.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing more is delivered to it; its deliveries are erased with it. Scope: `webhooks:write`.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes what is given. `disabled: true` stops deliveries (they stay pending);
+         *     `disabled: false` enables an endpoint again, also one the server disabled after three days of
+         *     failures, and its pending deliveries resume. The URL rules of creation apply. Scope: `webhooks:write`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description One delivery per event sent (or to be sent) to the endpoint, newest first, each with every
+         *     attempt (oldest first: when, the receiver's status code or why there was none) and, while
+         *     pending, when the next attempt is due. Deliveries are kept as long as their event (30 days).
+         *     Scope: `webhooks:read`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Queues one more attempt now, whatever the delivery's status (same `Webhook-Id`, a new
+         *     timestamp and signature). Automatic retries after it stay within three days of the
+         *     delivery's first attempt, so a delivery that had failed is tried once. A disabled endpoint:
+         *     409 (enable it first). Scope: `webhooks:write`.
+         */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a new signing secret
+         * @description Returns the endpoint with a new secret (shown only here). Every attempt from now on, retries
+         *     of older deliveries included, is signed with it; the old secret stops counting at once.
+         *     Scope: `webhooks:write`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -996,7 +1127,7 @@ export interface components {
         AdminKeyCreate: {
             /** @enum {string} */
             mode: "live" | "test";
-            /** @description Defaults to all seven scopes. */
+            /** @description Defaults to all nine scopes. */
             scopes?: components["schemas"]["Scope"][];
         };
         AdminKeyInfo: {
@@ -1258,7 +1389,8 @@ export interface components {
              *     `call.ended`, `call.phone.ringing`, `call.phone.answered`, `call.phone.completed`
              *     (a dialled phone's progress: `data` is the call with `side`, `twilio_call_sid` and, when
              *     completed, `reason`), `session.created`, `session.updated`, `session.closed`, `session.deleted`,
-             *     `message.created`, `session.typing`.
+             *     `message.created`, `session.typing`, `webhook_endpoint.disabled` (an endpoint disabled after
+             *     three days of failed deliveries: `data` is the endpoint, see the `webhooks` tag).
              */
             type: string;
         };
@@ -1351,7 +1483,7 @@ export interface components {
             port: number;
         };
         /** @enum {string} */
-        Scope: "calls:read" | "calls:write" | "sessions:read" | "sessions:write" | "translate" | "events:read" | "account:read";
+        Scope: "calls:read" | "calls:write" | "sessions:read" | "sessions:write" | "translate" | "events:read" | "account:read" | "webhooks:read" | "webhooks:write";
         SessionCreate: {
             agent_language: components["schemas"]["Language"];
             /** @description Shown to the customer. */
@@ -1452,6 +1584,85 @@ export interface components {
             author_name?: string | null;
             sender: components["schemas"]["Side"];
         };
+        WebhookAttempt: {
+            /** Format: date-time */
+            attempted_at: string;
+            /** @description Why there was no answer (timeout, refused connection, private address, ...). */
+            error: string | null;
+            /** @description The receiver's HTTP status; null when it gave none. */
+            status_code: number | null;
+        };
+        WebhookDeliveryOut: {
+            /** @description Oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /** Format: date-time */
+            created_at: string;
+            endpoint_id: string;
+            event_id: string;
+            event_type: string;
+            /** @description Sent as `Webhook-Id` with every attempt. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending.
+             */
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+        };
+        WebhookEndpointIn: {
+            description?: string | null;
+            /** @description The event types to send, or `["*"]` for every event (`*` stands alone). */
+            enabled_events: components["schemas"]["WebhookEventType"][];
+            /** @description Absolute http or https URL (https in live mode). */
+            url: string;
+        };
+        WebhookEndpointOut: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            disabled: boolean;
+            /** Format: date-time */
+            disabled_at: string | null;
+            /**
+             * @description `manual` (PATCH disabled: true) or `failing` (three days of failed deliveries); null while enabled.
+             * @enum {string|null}
+             */
+            disabled_reason: "manual" | "failing" | null;
+            enabled_events: components["schemas"]["WebhookEventType"][];
+            id: string;
+            livemode: boolean;
+            url: string;
+        };
+        WebhookEndpointUpdate: {
+            description?: string | null;
+            /** @description true stops deliveries; false enables the endpoint again. */
+            disabled?: boolean;
+            enabled_events?: components["schemas"]["WebhookEventType"][];
+            url?: string;
+        };
+        /** @description All fields of the endpoint, plus its signing secret (returned only when it is made). */
+        WebhookEndpointWithSecret: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            disabled: boolean;
+            /** Format: date-time */
+            disabled_at: string | null;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | null;
+            enabled_events: components["schemas"]["WebhookEventType"][];
+            id: string;
+            livemode: boolean;
+            /** @description The signing secret: `whsec_` and 32 random bytes, base64url. Keep it: it is not shown again. */
+            secret: string;
+            url: string;
+        };
+        /**
+         * @description An event type an endpoint may ask for, or `*` for every one.
+         * @enum {string}
+         */
+        WebhookEventType: "*" | "call.created" | "call.updated" | "call.joined" | "call.left" | "call.link_rotated" | "call.line_replaced" | "call.ended" | "call.balance_exhausted" | "call.phone.ringing" | "call.phone.answered" | "call.phone.completed" | "session.created" | "session.updated" | "session.closed" | "session.deleted" | "session.link_rotated" | "message.created" | "webhook_endpoint.disabled";
     };
     responses: {
         /** @description An upstream service (translation, interpretation, telephony) failed; try again. */
@@ -1642,6 +1853,10 @@ export interface components {
         OrgId: string;
         /** @example ses_5tRk8Wq2NmX7cV4b */
         SessionId: string;
+        /** @example wd_7Hn2Kq9Lm4Xw8Rt3 */
+        WebhookDeliveryId: string;
+        /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+        WebhookEndpointId: string;
     };
     requestBodies: never;
     headers: {
@@ -3797,6 +4012,326 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints, newest first (secrets are never shown again). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointOut"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://helpdesk.example.com/hooks/interpretation",
+                 *       "enabled_events": [
+                 *         "call.ended",
+                 *         "message.created"
+                 *       ],
+                 *       "description": "Helpdesk ticket updates"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointIn"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown only here). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            /** @description Request body invalid, or a URL webhooks may not go to; every problem is listed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "url"
+                     *           ],
+                     *           "msg": "is a loopback, private or link-local address; webhooks are only delivered to public addresses",
+                     *           "type": "url_private_address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint (without its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "disabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint afterwards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["ListLimit"];
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryOut"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example wd_7Hn2Kq9Lm4Xw8Rt3 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+                /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending and due now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "wd_7Hn2Kq9Lm4Xw8Rt3",
+                     *       "endpoint_id": "we_4Nc8Vt2Hq7Lm9Xb3",
+                     *       "event_id": "evt_2bN8xQ4mK7pL9wR3",
+                     *       "event_type": "call.ended",
+                     *       "status": "pending",
+                     *       "attempts": [
+                     *         {
+                     *           "attempted_at": "2026-11-22T10:12:31.000Z",
+                     *           "status_code": 500,
+                     *           "error": null
+                     *         }
+                     *       ],
+                     *       "next_attempt_at": "2026-11-22T10:20:00.000Z",
+                     *       "created_at": "2026-11-22T10:12:30.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryOut"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe. The first successful answer is stored for 24 hours per key and API key and
+                 *     replayed (with `Idempotent-Replayed: true`) for a retry with the same path and body, without
+                 *     doing the work or charging again. The same key with another path or body: 422. A retry while
+                 *     the first request still runs: 409. Answers that failed are not stored, so their retry runs again.
+                 *     A stored answer is sealed with a key derived from the calling API key, so links shown only once
+                 *     are not kept readable; only the same key can replay it.
+                 * @example 5d0f3c1e-7a42-4b8e-9c11-2f6e8a9b0c3d
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @example we_4Nc8Vt2Hq7Lm9Xb3 */
+                webhook_endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
 }

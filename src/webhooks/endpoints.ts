@@ -5,11 +5,15 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
+import type { components } from '../generated/api.js';
 import { newId } from '../ids.js';
 import { sealText } from '../sealing.js';
 import { findOwned } from '../services/owned.js';
 import { isLocalName, isPrivateAddress, literalAddress } from './addresses.js';
 import { newWebhookSecret } from './signing.js';
+
+/** An event type an endpoint asks for, or `*` (the contract's list). */
+export type WebhookEventType = components['schemas']['WebhookEventType'];
 
 export interface WebhookEndpointRow {
   id: string;
@@ -17,7 +21,7 @@ export interface WebhookEndpointRow {
   mode: Mode;
   url: string;
   description: string | null;
-  enabled_events: string[];
+  enabled_events: WebhookEventType[];
   secret_sealed: string;
   created_at: Date;
   disabled_at: Date | null;
@@ -29,7 +33,7 @@ export interface WebhookEndpointOut {
   id: string;
   url: string;
   description: string | null;
-  enabled_events: string[];
+  enabled_events: WebhookEventType[];
   disabled: boolean;
   disabled_reason: 'manual' | 'failing' | null;
   disabled_at: string | null;
@@ -82,7 +86,7 @@ export function checkEndpointUrl(raw: string, mode: Mode, allowPrivate: boolean)
 }
 
 /** Given event types, `*` alone, without repeats. */
-function normalisedEvents(events: string[]): string[] {
+function normalisedEvents(events: WebhookEventType[]): WebhookEventType[] {
   if (events.includes('*') && events.length > 1) {
     throw errors.invalid([{ loc: ['body', 'enabled_events'], msg: "'*' (every event) stands alone", type: 'wildcard_alone' }]);
   }
@@ -94,7 +98,7 @@ export const findEndpoint = (db: Knex, payer: Payer, id: string, lock = false) =
 
 export interface NewEndpoint {
   url: string;
-  enabled_events: string[];
+  enabled_events: WebhookEventType[];
   description?: string | null;
 }
 
@@ -140,7 +144,7 @@ export async function listEndpoints(db: Knex, payer: Payer, limit = 50): Promise
 
 export interface EndpointChange {
   url?: string;
-  enabled_events?: string[];
+  enabled_events?: WebhookEventType[];
   description?: string | null;
   disabled?: boolean;
 }
