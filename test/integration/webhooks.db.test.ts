@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
+import { WebhookWorker } from '../../src/webhooks/worker.js';
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -321,6 +322,27 @@ describe(`signed webhooks (${backendName})`, () => {
       expect((await live('GET', `/v1/webhook_endpoints/${liveEndpoint.id}`)).status).toBe(404);
     } finally {
       await testReceiver.close();
+    }
+  });
+
+  it('sends each delivery once when two workers share the database (FOR UPDATE SKIP LOCKED)', async () => {
+    const { test } = await newOrg(t);
+    const counting = await Receiver.start();
+    try {
+      const endpoint = await register(test, { url: counting.url, enabled_events: ['session.created'] });
+      // The clock held back: the deliveries pile up, not yet due, until both workers go at once.
+      frozenAt = Date.now() - 3600_000;
+      for (let i = 0; i < 25; i++) await newSession(test);
+      frozenAt = null;
+      const other = new WebhookWorker(t.server.app);
+      await Promise.all([other.tick(), t.server.app.webhooks.tick(), other.tick()]);
+      await counting.until(25);
+      expect(new Set(counting.received.map((r) => r.headers['webhook-id'])).size).toBe(25);
+      expect(counting.received.length).toBe(25);
+      const all = await deliveries(test, endpoint.id);
+      expect(all.map((d) => [d.status, d.attempts.length])).toEqual(Array(25).fill(['succeeded', 1]));
+    } finally {
+      await counting.close();
     }
   });
 
