@@ -48,6 +48,11 @@ const asCallSide = (side) => async (ctx) => {
   return { params: { call_id: call.id }, headers: { 'X-Call-Key': ctx.callKeyOf(call[`${side}_url`]) } };
 };
 
+const WEBHOOK_ENDPOINT = { url: 'https://hooks.example.invalid/contract', enabled_events: ['*'], description: 'Helpdesk ticket updates' };
+const withWebhookEndpoint = async (ctx) => ({
+  params: { webhook_endpoint_id: (await ctx.api('POST', '/v1/webhook_endpoints', WEBHOOK_ENDPOINT, 201)).id },
+});
+
 const OPERATIONS = {
   // admin
   'DELETE /admin/keys/{key_id}': {
@@ -99,6 +104,22 @@ const OPERATIONS = {
   },
   'POST /v1/sessions/{session_id}/voice': {
     skip: 'multipart audio upload: the contract has no example body and Dredd sends text bodies only',
+  },
+
+  // webhooks: a host under .invalid (RFC 2606) never resolves, so the contract run sends nothing out
+  'POST /v1/webhook_endpoints': { prepare: async () => ({ body: WEBHOOK_ENDPOINT }) },
+  'GET /v1/webhook_endpoints/{webhook_endpoint_id}': { prepare: withWebhookEndpoint },
+  'PATCH /v1/webhook_endpoints/{webhook_endpoint_id}': { prepare: withWebhookEndpoint },
+  'DELETE /v1/webhook_endpoints/{webhook_endpoint_id}': { prepare: withWebhookEndpoint },
+  'POST /v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret': { prepare: withWebhookEndpoint },
+  'GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries': { prepare: async (ctx) => ({ ...(await withWebhookEndpoint(ctx)), query: {} }) },
+  'POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/resend': {
+    prepare: async (ctx) => {
+      const { params } = await withWebhookEndpoint(ctx);
+      await ctx.createSession();
+      const [delivery] = await ctx.api('GET', `/v1/webhook_endpoints/${params.webhook_endpoint_id}/deliveries`, undefined, 200);
+      return { params: { ...params, delivery_id: delivery.id } };
+    },
   },
 
   // oauth (Dredd does not use examples of form bodies)

@@ -26,6 +26,11 @@ export interface AppContext {
   engines: EngineRegistry;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
+  /**
+   * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a pass soon (something
+   * became due); `tick` runs one after the current one and resolves when it is done (tests).
+   */
+  webhooks: { nudge(): void; tick(): Promise<number> };
   /** Announces revoked credentials to the streams open with them. */
   revocations: RevocationBus;
   /** API keys recently looked up, forgotten when their revocation is announced. */

@@ -60,6 +60,7 @@ export interface Config {
   instanceHeartbeatMs: number;
   /** How long and how many connections a client may hold (README "Limits"). */
   connections: ConnectionLimits;
+  webhooks: WebhookSettings;
   engines: {
     translation: TranslationEngineName | undefined;
     openai: {
@@ -87,6 +88,19 @@ export interface ConsoleSettings {
   /** Failed sign-ins per email per window (beyond: 429 for that email, whatever the address). */
   signInFailuresPerEmail: number;
   signInFailureWindowMs: number;
+}
+
+export interface WebhookSettings {
+  /**
+   * Deliver to loopback, private, link-local and unique-local addresses, and to http:// URLs in live
+   * mode (WEBHOOK_ALLOW_PRIVATE_ADDRESSES; off by default: a webhook URL must not reach the server's
+   * own network). Tests and single-machine setups switch it on.
+   */
+  allowPrivateAddresses: boolean;
+  /** One delivery attempt: connecting, sending and the receiver's answer (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** How often an instance looks for deliveries that are due (retries); new events are sent at once. */
+  pollIntervalMs: number;
 }
 
 export interface IceServer {
@@ -349,6 +363,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
     instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
     connections,
+    webhooks: {
+      allowPrivateAddresses: flag('WEBHOOK_ALLOW_PRIVATE_ADDRESSES'),
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      pollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', 5_000, 100, 600_000),
+    },
     engines: {
       translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),
       openai,

@@ -25,6 +25,7 @@ import { Metrics } from './metrics.js';
 import { observeLedger } from './money/index.js';
 import { createHttpServer } from './http/connections.js';
 import { startPeriodicJobs } from './jobs.js';
+import { WebhookWorker } from './webhooks/worker.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { FallbackRateLimitStore } from './ratelimit/fallbackStore.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
@@ -125,6 +126,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const draining = new AbortController();
     // Every open event stream listens for shutdown: there is no meaningful limit.
     setMaxListeners(0, shutdown.signal);
+    const events = redisEvents?.bus ?? new LocalEventBus();
+    // The clock is read through `app`, where tests move it.
+    const webhooks = new WebhookWorker({ db: database.knex, events, logger, secretsKey, config, now: () => app.now() });
     const app: AppContext = {
       config,
       db: database.knex,
@@ -134,7 +138,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       adminToken,
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),
-      events: redisEvents?.bus ?? new LocalEventBus(),
+      events,
+      webhooks,
       instanceId: running.id,
       revocations,
       principals: new PrincipalCache(revocations, config.credentialCache),
@@ -165,6 +170,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       if (entry.kind !== 'credit') app.metrics.ledgerCharges.inc({ kind: entry.kind, mode: entry.mode });
     });
     const stopJobs = startPeriodicJobs(app);
+    const stopWebhooks = webhooks.start();
     const pendingHangUps = new Set<Promise<unknown>>();
     const stopHangUps = hangUpPhonesWhenCallsEnd(app, (work) => {
       pendingHangUps.add(work);
@@ -217,6 +223,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await Promise.allSettled([...pendingHangUps]);
       await closed;
       stopJobs();
+      await stopWebhooks();
       await running.stop();
       await rateLimits.close();
       app.principals.close();

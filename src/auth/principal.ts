@@ -6,6 +6,8 @@ export const ALL_SCOPES = [
   'translate',
   'events:read',
   'account:read',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 
 export type Scope = (typeof ALL_SCOPES)[number];

@@ -1,9 +1,11 @@
-// The stored event log: written in the caller's transaction with the change it reports, published
-// to the bus once that transaction has committed, read back to resume a stream.
+// The stored event log: written in the caller's transaction with the change it reports (with the
+// event's webhook deliveries), published to the bus once that transaction has committed, read back
+// to resume a stream.
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
 import { actingApp } from '../oauth/actingApp.js';
+import { queueDeliveries } from '../webhooks/deliveries.js';
 import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
 
 interface EventRow {
@@ -42,7 +44,10 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
   const payload = payloadOf(event);
   // Serialised once: these bytes are stored, and sent to every stream that shows the event as stored.
   const payloadJson = JSON.stringify(payload);
-  const [row] = await db<EventRow>('events')
+  // One statement stores the event and queues its webhook deliveries: both commit, or neither.
+  const queued = queueDeliveries(db, { id: payload.id, type: event.type, orgId: event.orgId, mode: event.mode, createdAt: payload.created_at });
+  const [row]: Array<{ seq: number; webhook_deliveries: number }> = await db('events')
+    .with('queued', queued)
     .insert({
       id: payload.id,
       org_id: event.orgId,
@@ -54,7 +59,7 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
       app_id: payload.app_id ?? null,
       payload: payloadJson,
     } as never)
-    .returning('seq');
+    .returning(['seq', db.raw('(select count(*) from queued)::int as webhook_deliveries')] as never);
   const recorded: BusEvent = {
     // What a stream replaying the log would read: the payload as it was stored, not the caller's objects.
     payload: JSON.parse(payloadJson),
@@ -66,6 +71,7 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
     seq: row.seq,
   };
   if (event.signal) recorded.signal = event.signal;
+  if (row.webhook_deliveries) recorded.webhookDeliveries = row.webhook_deliveries;
   return recorded;
 }
 

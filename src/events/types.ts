@@ -27,6 +27,8 @@ export interface BusEvent {
   callId: string | null;
   /** Position in the stored log; null for ephemeral events (typing), which cannot be resumed from. */
   seq: number | null;
+  /** How many webhook deliveries storing it queued (absent: none); the instance that hears it sends them. */
+  webhookDeliveries?: number;
   /** What the change means for a call's media, typed; never shown to clients (absent on replayed events). */
   signal?: CallSignal;
 }

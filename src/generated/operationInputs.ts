@@ -23,7 +23,9 @@ export interface OperationInputs {
   createPhoneLine: { auth: 'api'; files: never };
   createSession: { auth: 'api'; files: never };
   createVoiceMessage: { auth: 'api'; files: 'audio' };
+  createWebhookEndpoint: { auth: 'api'; files: never };
   deleteSession: { auth: 'api'; files: never };
+  deleteWebhookEndpoint: { auth: 'api'; files: never };
   dialCall: { auth: 'api'; files: never };
   endCall: { auth: 'api'; files: never };
   endCallSide: { auth: 'callKey'; files: never };
@@ -34,20 +36,26 @@ export interface OperationInputs {
   getMessageAudio: { auth: 'api'; files: never };
   getReadiness: { auth: 'none'; files: never };
   getSession: { auth: 'api'; files: never };
+  getWebhookEndpoint: { auth: 'api'; files: never };
   joinCall: { auth: 'callKey'; files: never };
   joinChat: { auth: 'chatKey'; files: never };
   listCalls: { auth: 'api'; files: never };
   listChatMessages: { auth: 'chatKey'; files: never };
   listMessages: { auth: 'api'; files: never };
   listSessions: { auth: 'api'; files: never };
+  listWebhookDeliveries: { auth: 'api'; files: never };
+  listWebhookEndpoints: { auth: 'api'; files: never };
   postChatMessage: { auth: 'chatKey'; files: never };
   postChatTyping: { auth: 'chatKey'; files: never };
   postChatVoiceMessage: { auth: 'chatKey'; files: 'audio' };
+  resendWebhookDelivery: { auth: 'api'; files: never };
   revokeOAuthToken: { auth: 'oauthClient'; files: never };
+  rotateWebhookSecret: { auth: 'api'; files: never };
   sendTyping: { auth: 'api'; files: never };
   streamChat: { auth: 'chatKey'; files: never };
   streamEvents: { auth: 'api'; files: never };
   streamSession: { auth: 'api'; files: never };
   translate: { auth: 'api'; files: never };
   updateCallSide: { auth: 'callKey'; files: never };
+  updateWebhookEndpoint: { auth: 'api'; files: never };
 }

@@ -22,7 +22,9 @@ import createOAuthToken from '../../handlers/oauth/createOAuthToken.js';
 import createPhoneLine from '../../handlers/calls/createPhoneLine.js';
 import createSession from '../../handlers/sessions/createSession.js';
 import createVoiceMessage from '../../handlers/sessions/createVoiceMessage.js';
+import createWebhookEndpoint from '../../handlers/webhooks/createWebhookEndpoint.js';
 import deleteSession from '../../handlers/sessions/deleteSession.js';
+import deleteWebhookEndpoint from '../../handlers/webhooks/deleteWebhookEndpoint.js';
 import dialCall from '../../handlers/calls/dialCall.js';
 import endCall from '../../handlers/calls/endCall.js';
 import endCallSide from '../../handlers/call-sides/endCallSide.js';
@@ -33,22 +35,28 @@ import getHealth from '../../handlers/system/getHealth.js';
 import getMessageAudio from '../../handlers/sessions/getMessageAudio.js';
 import getReadiness from '../../handlers/system/getReadiness.js';
 import getSession from '../../handlers/sessions/getSession.js';
+import getWebhookEndpoint from '../../handlers/webhooks/getWebhookEndpoint.js';
 import joinCall from '../../handlers/call-sides/joinCall.js';
 import joinChat from '../../handlers/chat-customer/joinChat.js';
 import listCalls from '../../handlers/calls/listCalls.js';
 import listChatMessages from '../../handlers/chat-customer/listChatMessages.js';
 import listMessages from '../../handlers/sessions/listMessages.js';
 import listSessions from '../../handlers/sessions/listSessions.js';
+import listWebhookDeliveries from '../../handlers/webhooks/listWebhookDeliveries.js';
+import listWebhookEndpoints from '../../handlers/webhooks/listWebhookEndpoints.js';
 import postChatMessage from '../../handlers/chat-customer/postChatMessage.js';
 import postChatTyping from '../../handlers/chat-customer/postChatTyping.js';
 import postChatVoiceMessage from '../../handlers/chat-customer/postChatVoiceMessage.js';
+import resendWebhookDelivery from '../../handlers/webhooks/resendWebhookDelivery.js';
 import revokeOAuthToken from '../../handlers/oauth/revokeOAuthToken.js';
+import rotateWebhookSecret from '../../handlers/webhooks/rotateWebhookSecret.js';
 import sendTyping from '../../handlers/sessions/sendTyping.js';
 import streamChat from '../../handlers/chat-customer/streamChat.js';
 import streamEvents from '../../handlers/events/streamEvents.js';
 import streamSession from '../../handlers/sessions/streamSession.js';
 import translate from '../../handlers/translation/translate.js';
 import updateCallSide from '../../handlers/call-sides/updateCallSide.js';
+import updateWebhookEndpoint from '../../handlers/webhooks/updateWebhookEndpoint.js';
 
 export const operationTable: readonly OperationEntry[] = [
   {
@@ -262,6 +270,16 @@ export const operationTable: readonly OperationEntry[] = [
     handler: createVoiceMessage,
   },
   {
+    operationId: 'createWebhookEndpoint',
+    method: 'post',
+    path: '/v1/webhook_endpoints',
+    expressPath: '/v1/webhook_endpoints',
+    tag: 'webhooks',
+    scope: 'webhooks:write',
+    auth: 'api',
+    handler: createWebhookEndpoint,
+  },
+  {
     operationId: 'deleteSession',
     method: 'delete',
     path: '/v1/sessions/{session_id}',
@@ -270,6 +288,16 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'sessions:write',
     auth: 'api',
     handler: deleteSession,
+  },
+  {
+    operationId: 'deleteWebhookEndpoint',
+    method: 'delete',
+    path: '/v1/webhook_endpoints/{webhook_endpoint_id}',
+    expressPath: '/v1/webhook_endpoints/:webhook_endpoint_id',
+    tag: 'webhooks',
+    scope: 'webhooks:write',
+    auth: 'api',
+    handler: deleteWebhookEndpoint,
   },
   {
     operationId: 'dialCall',
@@ -372,6 +400,16 @@ export const operationTable: readonly OperationEntry[] = [
     handler: getSession,
   },
   {
+    operationId: 'getWebhookEndpoint',
+    method: 'get',
+    path: '/v1/webhook_endpoints/{webhook_endpoint_id}',
+    expressPath: '/v1/webhook_endpoints/:webhook_endpoint_id',
+    tag: 'webhooks',
+    scope: 'webhooks:read',
+    auth: 'api',
+    handler: getWebhookEndpoint,
+  },
+  {
     operationId: 'joinCall',
     method: 'get',
     path: '/calls/public/{call_id}',
@@ -432,6 +470,26 @@ export const operationTable: readonly OperationEntry[] = [
     handler: listSessions,
   },
   {
+    operationId: 'listWebhookDeliveries',
+    method: 'get',
+    path: '/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries',
+    expressPath: '/v1/webhook_endpoints/:webhook_endpoint_id/deliveries',
+    tag: 'webhooks',
+    scope: 'webhooks:read',
+    auth: 'api',
+    handler: listWebhookDeliveries,
+  },
+  {
+    operationId: 'listWebhookEndpoints',
+    method: 'get',
+    path: '/v1/webhook_endpoints',
+    expressPath: '/v1/webhook_endpoints',
+    tag: 'webhooks',
+    scope: 'webhooks:read',
+    auth: 'api',
+    handler: listWebhookEndpoints,
+  },
+  {
     operationId: 'postChatMessage',
     method: 'post',
     path: '/chat/public/{session_id}/messages',
@@ -462,6 +520,16 @@ export const operationTable: readonly OperationEntry[] = [
     handler: postChatVoiceMessage,
   },
   {
+    operationId: 'resendWebhookDelivery',
+    method: 'post',
+    path: '/v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/resend',
+    expressPath: '/v1/webhook_endpoints/:webhook_endpoint_id/deliveries/:delivery_id/resend',
+    tag: 'webhooks',
+    scope: 'webhooks:write',
+    auth: 'api',
+    handler: resendWebhookDelivery,
+  },
+  {
     operationId: 'revokeOAuthToken',
     method: 'post',
     path: '/oauth2/revoke',
@@ -470,6 +538,16 @@ export const operationTable: readonly OperationEntry[] = [
     scope: null,
     auth: 'oauthClient',
     handler: revokeOAuthToken,
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    method: 'post',
+    path: '/v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret',
+    expressPath: '/v1/webhook_endpoints/:webhook_endpoint_id/rotate_secret',
+    tag: 'webhooks',
+    scope: 'webhooks:write',
+    auth: 'api',
+    handler: rotateWebhookSecret,
   },
   {
     operationId: 'sendTyping',
@@ -530,5 +608,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: null,
     auth: 'callKey',
     handler: updateCallSide,
+  },
+  {
+    operationId: 'updateWebhookEndpoint',
+    method: 'patch',
+    path: '/v1/webhook_endpoints/{webhook_endpoint_id}',
+    expressPath: '/v1/webhook_endpoints/:webhook_endpoint_id',
+    tag: 'webhooks',
+    scope: 'webhooks:write',
+    auth: 'api',
+    handler: updateWebhookEndpoint,
   },
 ];

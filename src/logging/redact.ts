@@ -53,8 +53,8 @@ const decodedName = (name: string) => {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-// Secret shapes this server issues: API keys, OAuth tokens, codes and client secrets, call keys, chat keys, admin tokens, console session tokens.
-const ISSUED_SECRET = /\b(spk_(?:live|test|at|rt|ac|cs)_|ck_|chk_|adm_|cst_)[A-Za-z0-9_-]{8,}/g;
+// Secret shapes this server issues: API keys, OAuth tokens, codes and client secrets, call keys, chat keys, admin tokens, console session tokens, webhook signing secrets.
+const ISSUED_SECRET = /\b(spk_(?:live|test|at|rt|ac|cs)_|ck_|chk_|adm_|cst_|whsec_)[A-Za-z0-9_-]{8,}/g;
 // `name=value` of a secret query parameter in a URL (or form body) inside a log line.
 const SECRET_PARAMETER_IN_URL = new RegExp(`([?&;](?:${SECRET_QUERY_PARAMETERS.join('|')})=)[^&\\s"'#\\\\]+`, 'gi');
 // `"name":"value"` of a credential header or a secret field of a logged object. `code` is left out:

@@ -32,7 +32,7 @@ describe(`every emitted event validates against the contract (${backendName})`, 
 
   beforeAll(async () => {
     twilio = await startTwilioStandIn();
-    t = await startTestServer({ PUBLIC_BASE_URL: PUBLIC, TWILIO_API_BASE_URL: twilio.url });
+    t = await startTestServer({ PUBLIC_BASE_URL: PUBLIC, TWILIO_API_BASE_URL: twilio.url, WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' });
     testKey = (await t.createKey(await t.createOrg({ name: 'Test Events' }), 'test')).key;
     liveOrg = await t.createOrg({ name: 'Live Events', balance: 5 });
     liveKey = (await t.createKey(liveOrg, 'live')).key;
@@ -77,8 +77,25 @@ describe(`every emitted event validates against the contract (${backendName})`, 
     const liveEvents = await orgStream(liveKey);
     const calls = callApi(t);
 
+    // A webhook endpoint that never answers (nothing listens on port 1), disabled after three days of
+    // failed deliveries: the server's clock is moved to each next attempt.
+    const endpoint = await send(testKey, 'POST', '/v1/webhook_endpoints', { url: 'http://127.0.0.1:1/hook', enabled_events: ['session.created'] });
     // A support chat, through every change it can make.
     const session = await send(testKey, 'POST', '/v1/sessions', { agent_language: 'en', metadata: { ticket: 42 } });
+    const app = t.server.app;
+    const wallClock = app.now;
+    try {
+      for (let attempts = 0; attempts < 100; attempts++) {
+        await app.webhooks.tick();
+        const [delivery] = await send(testKey, 'GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`);
+        if (delivery.status !== 'pending') break;
+        const due = Date.parse(delivery.next_attempt_at);
+        app.now = () => due;
+      }
+      await ofType(testEvents, 'webhook_endpoint.disabled');
+    } finally {
+      app.now = wallClock;
+    }
     await send(testKey, 'POST', `/v1/sessions/${session.id}/messages`, { sender: 'customer', text: 'Hei, tilaukseni on myöhässä. Voitteko auttaa minua?' });
     await send(testKey, 'POST', `/v1/sessions/${session.id}/typing`, { sender: 'agent' });
     await send(testKey, 'POST', `/v1/sessions/${session.id}/customer-link`, {});

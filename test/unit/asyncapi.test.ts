@@ -138,7 +138,8 @@ describe('the AsyncAPI document', () => {
     }
     const sessionTypes = channelMessages('sessionEvents').map((message) => message.name);
     expect(sessionTypes.every((type) => type.startsWith('session.') || type === 'message.created')).toBe(true);
-    expect(sessionTypes).toHaveLength(Object.keys(mapping).filter((type) => !type.startsWith('call.')).length);
+    const ofSessions = Object.keys(mapping).filter((type) => type.startsWith('session.') || type === 'message.created');
+    expect(sessionTypes.sort()).toEqual(ofSessions.sort());
   });
 
   it('lists the close codes, refusals, notices and signalling frames the media code uses', () => {

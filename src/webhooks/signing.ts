@@ -1,0 +1,15 @@
+// The signature of a webhook delivery, as receivers check it (README "Webhooks"):
+// `Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the secret>`.
+// The timestamp is signed with the body, so a captured delivery cannot be replayed outside the
+// receiver's window (300 s) nor its body swapped.
+import { createHmac, randomBytes } from 'node:crypto';
+
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+/** A signing secret: `whsec_` and 32 random bytes, base64url. */
+export const newWebhookSecret = () => `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
+
+export function signatureHeader(secret: string, timestampSeconds: number, body: string): string {
+  const hex = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
+  return `t=${timestampSeconds},v1=${hex}`;
+}
