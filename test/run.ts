@@ -7,12 +7,12 @@
 // layered: .dependency-cruiser.cjs), unit (the unit tests, once),
 // db:pglite (database tests on PGlite, and the embedded-database tests), db:postgres (database and browser tests on
 // PostgreSQL), contract (Dredd against the real server). The prerequisites of the chosen stages
-// (PostgreSQL, Chromium, Redis) are checked first: when one is missing, nothing runs and the runner says
+// (PostgreSQL, Chromium, Redis, nginx) are checked first: when one is missing, nothing runs and the runner says
 // what is missing and how to get it.
 //
 // Environment: TEST_DATABASE_URL (PostgreSQL whose role may create databases; default the local
 // server's `postgres` database), CHROMIUM_PATH (default /usr/bin/chromium), TEST_REDIS_URL (default
-// redis://127.0.0.1:6379), TEST_STAGE_TIMEOUT_MS (a stage still running after it is stopped; default 10 min).
+// redis://127.0.0.1:6379), NGINX_PATH (default /usr/sbin/nginx), TEST_STAGE_TIMEOUT_MS (a stage still running after it is stopped; default 10 min).
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
@@ -25,6 +25,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const NGINX_PATH = process.env.NGINX_PATH || '/usr/sbin/nginx';
 const STAGE_TIMEOUT_MS = Number(process.env.TEST_STAGE_TIMEOUT_MS || 10 * 60_000);
 
 // ---- prerequisites -----------------------------------------------------------------------------
@@ -64,6 +65,18 @@ const chromium: Prerequisite = {
       return null;
     } catch {
       return `${CHROMIUM_PATH} is missing or not executable (the browser tests drive it). Install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary (the tests never download a browser).`;
+    }
+  },
+};
+
+const nginx: Prerequisite = {
+  name: 'nginx',
+  async problem() {
+    try {
+      await access(NGINX_PATH, constants.X_OK);
+      return null;
+    } catch {
+      return `${NGINX_PATH} is missing or not executable (the several-instances test puts it in front of two servers). Install Debian's nginx-light (apt-get install nginx-light) or set NGINX_PATH.`;
     }
   },
 };
@@ -136,7 +149,7 @@ const STAGES: Stage[] = [
     name: 'db:postgres',
     command: vitest('--project', 'db', '--project', 'browser', '--maxWorkers=2'),
     env: { TEST_DATABASE_URL: POSTGRES_URL },
-    needs: [postgres, chromium, redis],
+    needs: [postgres, chromium, redis, nginx],
     summary: VITEST_SUMMARY,
   },
   { name: 'contract', command: node('contract-tests/run.ts'), needs: [], summary: /^\[contract\] summary: .*$/m },
