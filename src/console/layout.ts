@@ -12,6 +12,7 @@ export const SECTIONS = [
   { path: '/console/calls', label: 'Calls' },
   { path: '/console/sessions', label: 'Sessions' },
   { path: '/console/events', label: 'Events' },
+  { path: '/console/webhooks', label: 'Webhooks' },
 ] as const;
 
 export type SectionPath = (typeof SECTIONS)[number]['path'];
@@ -32,7 +33,7 @@ export const csrfField = (member: SignedInMember) => `<input type="hidden" name=
 const signOutForm = (member: SignedInMember) =>
   `<form class="inline" method="post" action="/console/sign-out">${csrfField(member)}<button type="submit" class="secondary">Sign out</button></form>`;
 
-/** Stripe-like: one switch shows the test data (keys, calls, sessions, events, usage) instead of the live. */
+/** Stripe-like: one switch shows the test data (keys, calls, sessions, events, webhooks, usage) instead of the live. */
 const modeSwitch = (view: ConsoleView) => {
   const testing = view.mode === 'test';
   return `<form class="inline" method="post" action="/console/mode">${csrfField(view.member)}<input type="hidden" name="return_to" value="${view.path}"><button type="submit" name="mode" value="${testing ? 'live' : 'test'}" role="switch" aria-checked="${testing}" class="switch">Test mode</button></form>`;

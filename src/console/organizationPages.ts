@@ -1,11 +1,11 @@
-// The signed-in console: overview, API keys, apps, calls, sessions and the live view of events, each
-// for the member's own organization and the mode in view (the test-mode switch). Forms post back here
+// The signed-in console: overview, API keys, apps, calls, sessions, the live view of events and
+// webhooks, each for the member's own organization and the mode in view (the test-mode switch). Forms post back here
 // with the session's CSRF token; the rules stay in the services these routes call.
 import express, { type Request, type Response } from 'express';
 import type { AppContext } from '../appContext.js';
-import { ALL_SCOPES, type Mode, type Scope } from '../auth/principal.js';
+import { ALL_SCOPES, type Mode, type Payer, type Scope } from '../auth/principal.js';
 import { listCalls } from '../calls/calls.js';
-import { errors } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { openEventStream } from '../http/sse.js';
 import { parseForm } from '../http/router.js';
 import { dailyUsage, usageWindowStart } from '../money/index.js';
@@ -14,6 +14,8 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../services/apiKeys.js'
 import { getOrganization, presentOrganization } from '../services/organizations.js';
 import { listSessions } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
+import { listDeliveries, resendDelivery } from '../webhooks/deliveries.js';
+import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js';
 import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
 import { checkCsrf, isSameOriginPath, readCookie, signedInMember, signInUrl, type SignedInMember } from './session.js';
 import { callsPage, LIST_LIMIT, sessionsPage } from './views/activity.js';
@@ -21,6 +23,8 @@ import { appsPage } from './views/apps.js';
 import { eventsPage } from './views/events.js';
 import { keysPage } from './views/keys.js';
 import { overviewPage } from './views/overview.js';
+import { RECENT_DELIVERIES, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
+import { endpointInput, refusalText, type EndpointForm } from './webhookForm.js';
 import { windowDays } from './usageChart.js';
 
 /** The mode in view; live unless the member switched to test data. */
@@ -34,6 +38,8 @@ const formValues = (req: Request, name: string): string[] => {
   const value: unknown = (req.body as Record<string, unknown> | undefined)?.[name];
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : [];
 };
+
+const formValue = (req: Request, name: string): string => formValues(req, name)[0] ?? '';
 
 const statusQuery = <S extends string>(req: Request, allowed: readonly S[]): S | undefined =>
   allowed.find((s) => s === req.query.status);
@@ -139,12 +145,90 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     await openEventStream(app, req, res, consoleEvents(app, { orgId: signedIn.orgId, mode: modeOf(req), sessionId: signedIn.sessionId }));
   });
 
+  /** The webhooks page of the view, each endpoint with its newest deliveries. */
+  const showWebhooks = async (res: Response, view: ConsoleView, outcome: WebhooksOutcome = {}, status = 200) => {
+    const payer: Payer = { orgId: view.member.orgId, mode: view.mode };
+    const endpoints = await listEndpoints(app.db, payer);
+    const items = await Promise.all(
+      endpoints.map(async (endpoint) => ({ endpoint, deliveries: await listDeliveries(app.db, payer, endpoint.id, { limit: RECENT_DELIVERIES }) })),
+    );
+    page(res, webhooksPage(view, items, outcome), status);
+  };
+  /**
+   * A webhook form acts in the mode its page showed (its `mode` field), which becomes the mode in view:
+   * a page left open in one mode while another tab switched never acts on the other mode's endpoints.
+   */
+  const webhookPoster = async (req: Request, res: Response): Promise<{ view: ConsoleView; payer: Payer }> => {
+    const signedIn = await poster(req, res);
+    const mode = formValue(req, 'mode');
+    if (mode !== 'live' && mode !== 'test') throw errors.badRequest('mode must be live or test');
+    if (mode !== modeOf(req)) setMode(res, mode);
+    return { view: viewOf(signedIn, req, '/console/webhooks', mode), payer: { orgId: signedIn.orgId, mode } };
+  };
+  const backToWebhooks = (res: Response, endpointId: string) => res.redirect(303, `/console/webhooks#${encodeURIComponent(endpointId)}`);
+
+  router.get('/console/webhooks', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    await showWebhooks(res, viewOf(signedIn, req, '/console/webhooks'));
+  });
+
+  router.post('/console/webhooks', parseForm, async (req, res) => {
+    const { view, payer } = await webhookPoster(req, res);
+    const form: EndpointForm = {
+      url: formValue(req, 'url'),
+      description: formValue(req, 'description'),
+      scope: formValue(req, 'events_scope'),
+      events: formValues(req, 'events'),
+    };
+    try {
+      const { secret, ...endpoint } = await createEndpoint(app, payer, endpointInput(form));
+      await showWebhooks(res, view, { secret: { endpoint, secret, rotated: false } }, 201);
+    } catch (err) {
+      // Refused (a bad URL, a private address, too many endpoints): said in the page, the form kept.
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      await showWebhooks(res, view, { refused: { message: refusalText(err), form } }, err.status);
+    }
+  });
+
+  router.post('/console/webhooks/:endpointId/disable', parseForm, async (req, res) => {
+    const { payer } = await webhookPoster(req, res);
+    await updateEndpoint(app, payer, String(req.params.endpointId), { disabled: true });
+    backToWebhooks(res, String(req.params.endpointId));
+  });
+
+  router.post('/console/webhooks/:endpointId/enable', parseForm, async (req, res) => {
+    const { payer } = await webhookPoster(req, res);
+    await updateEndpoint(app, payer, String(req.params.endpointId), { disabled: false });
+    backToWebhooks(res, String(req.params.endpointId));
+  });
+
+  router.post('/console/webhooks/:endpointId/rotate', parseForm, async (req, res) => {
+    const { view, payer } = await webhookPoster(req, res);
+    const { secret, ...endpoint } = await rotateSecret(app, payer, String(req.params.endpointId));
+    await showWebhooks(res, view, { secret: { endpoint, secret, rotated: true } });
+  });
+
+  router.post('/console/webhooks/:endpointId/delete', parseForm, async (req, res) => {
+    const { payer } = await webhookPoster(req, res);
+    await deleteEndpoint(app.db, payer, String(req.params.endpointId));
+    res.redirect(303, '/console/webhooks');
+  });
+
+  router.post('/console/webhooks/:endpointId/deliveries/:deliveryId/resend', parseForm, async (req, res) => {
+    const { payer } = await webhookPoster(req, res);
+    const endpointId = String(req.params.endpointId);
+    await resendDelivery(app.db, payer, endpointId, String(req.params.deliveryId), app.now());
+    app.webhooks.nudge();
+    backToWebhooks(res, endpointId);
+  });
+
   router.post('/console/mode', parseForm, async (req, res) => {
     await poster(req, res);
-    const [mode] = formValues(req, 'mode');
+    const mode = formValue(req, 'mode');
     if (mode !== 'live' && mode !== 'test') throw errors.badRequest('mode must be live or test');
     setMode(res, mode);
-    const [back] = formValues(req, 'return_to');
+    const back = formValue(req, 'return_to');
     res.redirect(303, isSameOriginPath(back) && SECTIONS.some((s) => s.path === back) ? back : '/console');
   });
 

@@ -1,6 +1,7 @@
 // The console's pages in chromium on a phone-sized screen, against the running server: a member creates
 // a key, copies it, uses it, sees the usage and the balance, and revokes it; switches to test data and
-// watches events arrive live; approves an app through sign-in and consent and revokes it again.
+// watches events arrive live; approves an app through sign-in and consent and revokes it again; adds a
+// webhook endpoint, copies its signing secret, sees it listed and deletes it.
 import * as oauth from 'oauth4webapi';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,6 +240,48 @@ describe(`console pages in chromium (${backendName})`, () => {
     expect(await page.getByText('No apps are connected.').isVisible()).toBe(true);
     expect((await api('/v1/account', tokens.access_token)).status).toBe(401);
 
+    expect(blocked).toEqual([]);
+    await context.close();
+  });
+
+  it('adds a webhook endpoint for two event types, copies its signing secret once, sees it listed, and deletes it after confirming', async () => {
+    const { context, page, foreign, blocked } = await phone();
+    await page.goto(`${t.url}/console/webhooks`);
+    await signIn(page);
+    await page.waitForURL(`${t.url}/console/webhooks`);
+    expect(await page.getByText('No live webhook endpoints yet.').isVisible()).toBe(true);
+
+    await page.getByLabel('URL').fill('https://hooks.example.com/console');
+    await page.getByLabel('Description').fill('Ticket sync');
+    expect(await page.getByRole('radio', { name: 'All events' }).isChecked()).toBe(true);
+    // Checking a type chooses "only the types checked" by itself.
+    await page.getByRole('checkbox', { name: 'call.ended' }).check();
+    expect(await page.getByRole('radio', { name: 'Only the types checked' }).isChecked()).toBe(true);
+    await page.getByRole('checkbox', { name: 'session.closed' }).check();
+    await tapAndLoad(page, page.getByRole('button', { name: 'Add endpoint' }));
+
+    const secret = (await page.locator('#new-secret').textContent())!;
+    expect(secret).toMatch(/^whsec_/);
+    expect(await page.getByText('Copy it now: it is not shown again.').isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Copy' }).tap();
+    await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    const endpoint = page.locator('section.endpoint', { hasText: 'https://hooks.example.com/console' });
+    for (const text of ['call.ended session.closed', 'Ticket sync', 'Enabled', 'No deliveries yet.']) expect(await endpoint.textContent()).toContain(text);
+    await fitsThePhone(page);
+
+    // Shown once: listed again without its secret.
+    await tapAndLoad(page, page.getByRole('link', { name: 'Webhooks' }));
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.locator('section.endpoint').count()).toBe(1);
+
+    const [row] = await t.server.app.db('webhook_endpoints').where({ org_id: orgId });
+    expect(row).toMatchObject({ mode: 'live', url: 'https://hooks.example.com/console', enabled_events: ['call.ended', 'session.closed'] });
+    await page.getByText('Delete…').tap();
+    await tapAndLoad(page, page.getByRole('button', { name: `Delete endpoint ${row.id}` }));
+    expect(await page.getByText('No live webhook endpoints yet.').isVisible()).toBe(true);
+
+    expect(foreign).toEqual([]);
     expect(blocked).toEqual([]);
     await context.close();
   });

@@ -1,4 +1,5 @@
-// The console's one script: copy buttons, and the live view of events. Everything else is plain HTML.
+// The console's one script: copy buttons, the webhook form's event choice, and the live view of events.
+// Everything else is plain HTML.
 'use strict';
 
 document.addEventListener('click', function (event) {
@@ -8,8 +9,16 @@ document.addEventListener('click', function (event) {
   if (!source || !navigator.clipboard) return;
   navigator.clipboard.writeText(source.textContent).then(
     function () { button.textContent = 'Copied'; },
-    function () { button.textContent = 'Select the key and copy it'; },
+    function () { button.textContent = 'Select it and copy it'; },
   );
+});
+
+// Checking an event type in the webhook form means "only the types checked", not "all events".
+document.addEventListener('change', function (event) {
+  var box = event.target;
+  if (box.name !== 'events' || !box.checked || !box.form) return;
+  var some = box.form.querySelector('input[name="events_scope"][value="some"]');
+  if (some) some.checked = true;
 });
 
 (function liveEvents() {
