@@ -113,12 +113,61 @@ const ctx = {
     const [delivery] = await ctx.api('GET', `/v1/webhook_endpoints/${endpoint.id}/deliveries`, undefined, 200);
     return { endpoint, delivery };
   },
+  /** A member of the organization signed in to the console: { cookie }. */
+  async signedInMember() {
+    const email = `member-${randomBytes(6).toString('hex')}@example.com`;
+    const password = 'contract-password-long';
+    await ctx.admin('POST', `/admin/orgs/${ctx.orgId}/members`, { email, password }, 201);
+    const jar = new Map();
+    const visit = async (urlPath, form) => {
+      const response = await fetch(SERVER_URL + urlPath, {
+        method: form ? 'POST' : 'GET',
+        headers: { Cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+        body: form ? new URLSearchParams(form) : undefined,
+        redirect: 'manual',
+      });
+      for (const line of response.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+      return response;
+    };
+    const page = await (await visit('/console/sign-in')).text();
+    const signedIn = await visit('/console/sign-in', { email, password, csrf_token: csrfOf(page), return_to: '' });
+    if (signedIn.status !== 303) throw new Error(`console sign-in answered ${signedIn.status}`);
+    return { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+  },
+  /** An app and a signed-in member on its consent page: { app, member, csrf }. */
+  async consent() {
+    const [app, member] = await Promise.all([ctx.createApp(), ctx.signedInMember()]);
+    const page = await call('GET', `/oauth2/authorize?${new URLSearchParams(authorizeQuery(app))}`, { headers: { Cookie: member.cookie }, expect: 200 });
+    return { app, member, csrf: csrfOf(page) };
+  },
+  /** A member's approval of an app: { app, code }. */
+  async authorizationCode() {
+    const { app, member, csrf } = await ctx.consent();
+    const response = await fetch(`${SERVER_URL}/oauth2/authorize`, {
+      method: 'POST',
+      headers: { Cookie: member.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...authorizeQuery(app), decision: 'allow', csrf_token: csrf }),
+      redirect: 'manual',
+    });
+    const code = new URL(response.headers.get('location') || 'x:/').searchParams.get('code');
+    if (!code) throw new Error(`the consent form answered ${response.status} without a code`);
+    return { app, code };
+  },
   /** The key in a link's fragment (`#k=...`). */
   callKeyOf(url) {
     const match = /#k=([^&]+)/.exec(url || '');
     if (!match) throw new Error(`no #k= key in link ${url}`);
     return decodeURIComponent(match[1]);
   },
+};
+
+const csrfOf = (html) => {
+  const match = /name="csrf_token" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error('no csrf_token in the page');
+  return match[1];
 };
 
 /** A multipart body with the voice fixture as `audio`, and `fields`. */
@@ -186,9 +235,20 @@ const dialable = (keyName, to) => async (ctx) => {
   return { params: { call_id: (await ctx.createCall({}, key)).id }, key, body: { side: 'customer', to } };
 };
 const skipped = (reason) => ({ skip: reason });
+const htmlPages = (...statuses) =>
+  Object.fromEntries(statuses.map((status) => [status, skipped('an HTML page: Dredd compares text bodies literally, and the page holds per-visitor tokens (test/oauth/oauth.db.test.ts checks the pages)')]));
+/** The query (or form) of an authorization request for `app`. */
+const authorizeQuery = (app, overrides = {}) => ({
+  response_type: 'code',
+  client_id: app.client_id,
+  redirect_uri: app.redirect_uris[0],
+  scope: app.scopes.join(' '),
+  state: 'af0ifjsldkj',
+  ...overrides,
+});
 
 const IN_PROGRESS =
-  'needs a request with the same Idempotency-Key still running; nothing here holds one open (test/integration/idempotency covers it)';
+  'a 409 while a request with the same Idempotency-Key still runs: nothing in a black-box run holds one open (test/integration/billing.db.test.ts covers it)';
 
 // ---------------------------------------------------------------------------------------------
 // The table: what each operation needs beyond the defaults, by status. `ok` prepares the success
@@ -323,7 +383,10 @@ const OPERATIONS = {
 
   // oauth (Dredd does not use examples of form bodies)
   'POST /oauth2/token': {
-    ok: skipped('needs a code, which only a member approving on the consent page makes (test/oauth drives it)'),
+    ok: async (ctx) => {
+      const { app, code } = await ctx.authorizationCode();
+      return { form: { grant_type: 'authorization_code', code, redirect_uri: app.redirect_uris[0], client_id: app.client_id, client_secret: app.client_secret } };
+    },
     400: async (ctx) => {
       const app = await ctx.createApp();
       return { form: { grant_type: 'refresh_token', refresh_token: 'spk_rt_not_a_real_token', client_id: app.client_id, client_secret: app.client_secret } };
@@ -349,8 +412,20 @@ const OPERATIONS = {
       return { form: { token: 'spk_rt_not_a_real_token' }, headers: { Authorization: `Basic ${basic}` } };
     },
   },
-  'GET /oauth2/authorize': { all: skipped('a browser page (x-page: HTML, cookies, redirects); test/oauth drives it') },
-  'POST /oauth2/authorize': { all: skipped('a browser page (x-page: HTML, cookies, redirects); test/oauth drives it') },
+  // The consent page (a browser flow): the query or form of an app made here; a signed-in member's cookie.
+  'GET /oauth2/authorize': {
+    302: async (ctx) => ({ query: authorizeQuery(await ctx.createApp(), { response_type: 'token' }) }), // back with unsupported_response_type
+    303: async (ctx) => ({ query: authorizeQuery(await ctx.createApp()) }), // not signed in
+    ...htmlPages(200, 400),
+  },
+  'POST /oauth2/authorize': {
+    302: async (ctx) => {
+      const { app, member, csrf } = await ctx.consent();
+      return { form: { ...authorizeQuery(app), decision: 'allow', csrf_token: csrf }, headers: { Cookie: member.cookie } };
+    },
+    303: async (ctx) => ({ form: { ...authorizeQuery(await ctx.createApp()), decision: 'allow', csrf_token: 'csrf_none' } }),
+    ...htmlPages(400, 403),
+  },
 
   'GET /readyz': { 503: skipped('answered only while the database is unreachable or the server is stopping') },
 };
@@ -606,7 +681,7 @@ async function prepareTransaction(transaction) {
   const success = status >= 200 && status < 300;
   const how = entry.all ?? entry[status] ?? (success ? entry.ok ?? (async () => ({})) : PROVOKE[status]);
   if (how && how.skip) return skip(transaction, how.skip);
-  if (success && mediaType === 'text/event-stream') return skip(transaction, 'an endless text/event-stream, which Dredd would wait for (test/integration checks the streams)');
+  if (success && mediaType === 'text/event-stream') return skip(transaction, 'an endless text/event-stream, whose end Dredd would wait for (test/integration/eventStreams.db.test.ts checks the streams)');
   if (!how) throw new Error(`no way to provoke ${status}: add one to OPERATIONS (or PROVOKE) in contract-tests/hooks.cjs`);
 
   const headers = request.headers;

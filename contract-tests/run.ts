@@ -5,7 +5,7 @@
 // Environment (all optional):
 //   CONTRACT_VERBOSE=1             show Dredd's parser warnings and per-transaction skip lines
 //   CONTRACT_START_TIMEOUT_MS      server start-up limit (default 90 s)
-//   CONTRACT_DREDD_TIMEOUT_MS      Dredd run limit (default 120 s; a run takes about 2 s)
+//   CONTRACT_DREDD_TIMEOUT_MS      Dredd run limit (default 120 s; a run takes about 10 s)
 //   CONTRACT_KEEP_TMP=1            keep the temporary directory (data, server log, converted contract)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
