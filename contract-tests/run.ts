@@ -1,10 +1,11 @@
-// `npm run test:contract`: start the server on a free port with a fresh embedded database, run Dredd
-// against the contract with contract-tests/hooks.cjs, stop the server, exit with Dredd's verdict.
+// `npm run test:contract`: start the server on a free port with a fresh embedded database and a stand-in
+// Twilio (dialling answers for real, nothing leaves the machine), run Dredd against the contract with
+// contract-tests/hooks.cjs, stop the server, exit with Dredd's verdict.
 //
 // Environment (all optional):
 //   CONTRACT_VERBOSE=1             show Dredd's parser warnings and per-transaction skip lines
 //   CONTRACT_START_TIMEOUT_MS      server start-up limit (default 90 s)
-//   CONTRACT_DREDD_TIMEOUT_MS      Dredd run limit (default 120 s; a run takes about 2 s)
+//   CONTRACT_DREDD_TIMEOUT_MS      Dredd run limit (default 120 s; a run takes about 10 s)
 //   CONTRACT_KEEP_TMP=1            keep the temporary directory (data, server log, converted contract)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/freePort.js';
+import { startTwilioStandIn, type TwilioStandIn } from '../test/support/standins/twilioStandIn.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SPEC_PATH = path.join(ROOT, 'openapi/openapi.yaml');
@@ -76,7 +78,10 @@ interface Server {
   problems: string[];
 }
 
-async function startServer(tmp: string, adminToken: string): Promise<Server> {
+/** What the hooks dial: a number the stand-in Twilio fails (502). */
+const FAILING_NUMBER = '+15005550009';
+
+async function startServer(tmp: string, adminToken: string, twilio: TwilioStandIn): Promise<Server> {
   const port = await freePort();
   const audioSocketPort = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...env };
@@ -89,6 +94,10 @@ async function startServer(tmp: string, adminToken: string): Promise<Server> {
     ADMIN_TOKEN: adminToken,
     AUDIOSOCKET_PORT: String(audioSocketPort),
     VALIDATE_RESPONSES: 'true',
+    // The hooks give each transaction its own client address (X-Forwarded-For), so the 401s and
+    // 404s they provoke do not add up to one address's failed-attempt limit.
+    TRUST_PROXY: '1',
+    TWILIO_API_BASE_URL: twilio.url,
     LOG_LEVEL: env.CONTRACT_SERVER_LOG_LEVEL ?? 'info',
   });
   const logFile = path.join(tmp, 'server.log');
@@ -161,7 +170,7 @@ interface DreddSummary {
   total: number;
 }
 
-async function runDredd(specFile: string, server: Server, adminToken: string) {
+async function runDredd(specFile: string, server: Server, adminToken: string, twilio: TwilioStandIn) {
   const args = [
     realpathSync(DREDD_CLI),
     specFile,
@@ -178,6 +187,7 @@ async function runDredd(specFile: string, server: Server, adminToken: string) {
       CONTRACT_SERVER_URL: server.url,
       CONTRACT_ADMIN_TOKEN: adminToken,
       CONTRACT_SPEC_PATH: SPEC_PATH,
+      CONTRACT_TWILIO: JSON.stringify({ accountSid: twilio.accountSid, authToken: twilio.authToken, failing: FAILING_NUMBER }),
       NO_COLOR: '1',
       FORCE_COLOR: '0',
     },
@@ -228,12 +238,15 @@ async function main(): Promise<number> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'lia-contract-'));
   const adminToken = `adm_contract_${randomBytes(16).toString('hex')}`;
   let server: Server | undefined;
+  let twilio: TwilioStandIn | undefined;
   let exitCode = 1;
   try {
-    server = await startServer(tmp, adminToken);
+    twilio = await startTwilioStandIn();
+    twilio.fail.add(FAILING_NUMBER);
+    server = await startServer(tmp, adminToken, twilio);
     log(`server ready after ${((Date.now() - started) / 1000).toFixed(1)} s; running Dredd`);
     const dreddStarted = Date.now();
-    const result = await runDredd(SPEC_PATH, server, adminToken);
+    const result = await runDredd(SPEC_PATH, server, adminToken, twilio);
     log(`Dredd finished in ${((Date.now() - dreddStarted) / 1000).toFixed(1)} s with exit code ${result.code}${result.signal ? ` (${result.signal})` : ''}`);
     exitCode = result.code;
     if (!result.summary) {
@@ -259,6 +272,7 @@ async function main(): Promise<number> {
       }
     }
     killAll('SIGKILL');
+    await twilio?.close();
     if (['1', 'true', 'yes'].includes((env.CONTRACT_KEEP_TMP ?? '').toLowerCase())) {
       log(`kept ${tmp}`);
     } else {

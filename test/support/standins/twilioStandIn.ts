@@ -2,7 +2,7 @@
 // call (`POST /2010-04-01/Accounts/{AccountSid}/Calls.json`, form-encoded) and update one
 // (`POST .../Calls/{CallSid}.json`, `Status=completed` hangs up). Basic auth must be the account SID
 // and auth token, as Twilio checks it (401 with Twilio's error 20003 otherwise). A `To` listed in
-// `refuse` gets Twilio's 400 with error 21211. Also signs status callbacks the way Twilio does.
+// `refuse` gets Twilio's 400 with error 21211, one listed in `fail` a 500 (Twilio failing). Also signs status callbacks the way Twilio does.
 import { createHmac, randomBytes } from 'node:crypto';
 import { startStandInServer, type RecordedRequest, type StandInServer } from './standInServer.js';
 
@@ -11,6 +11,8 @@ export interface TwilioStandIn extends StandInServer {
   readonly authToken: string;
   /** Numbers Twilio refuses as invalid (21211). */
   readonly refuse: Set<string>;
+  /** Numbers whose calls Twilio fails to create (500, error 20500). */
+  readonly fail: Set<string>;
   /** The form of every call created, by SID (repeated fields kept). */
   readonly created: Map<string, URLSearchParams>;
   /** SIDs hung up (Status=completed), in order. */
@@ -28,6 +30,7 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
   const accountSid = `AC${randomBytes(16).toString('hex')}`;
   const authToken = randomBytes(16).toString('hex');
   const refuse = new Set<string>();
+  const fail = new Set<string>();
   const created = new Map<string, URLSearchParams>();
   const hungUp: string[] = [];
   const base = `/2010-04-01/Accounts/${accountSid}/Calls`;
@@ -41,6 +44,7 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
       const form = request.form!;
       const to = form.get('To') ?? '';
       if (refuse.has(to)) return { status: 400, body: twilioError(400, 21211, `The 'To' number ${to} is not a valid phone number.`) };
+      if (fail.has(to)) return { status: 500, body: twilioError(500, 20500, 'An internal server error has occurred') };
       const sid = `CA${randomBytes(16).toString('hex')}`;
       created.set(sid, form);
       return {
@@ -63,12 +67,14 @@ export async function startTwilioStandIn(): Promise<TwilioStandIn> {
     accountSid,
     authToken,
     refuse,
+    fail,
     created,
     hungUp,
-    /** Also forgets created calls, hang-ups and refused numbers. */
+    /** Also forgets created calls, hang-ups, refused and failing numbers. */
     reset() {
       resetServer();
       refuse.clear();
+      fail.clear();
       created.clear();
       hungUp.length = 0;
     },
