@@ -3,20 +3,12 @@
 // serves these examples as the mock's answers, so an invalid one would teach clients a wrong shape.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import { resolved } from './refs.js';
 
 type Json = Record<string, any>;
 
 const pointer = (parts: string[]) => '#/' + parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-export function resolved(spec: Json, node: any): any {
-  while (node && typeof node.$ref === 'string') {
-    node = node.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((at: any, part: string) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
-  }
-  return node;
-}
 
 /** Where each example is, the example, and a reference to the schema it must satisfy. */
 function* examplesIn(spec: Json, node: any, at: string[]): Generator<{ where: string; value: unknown; schemaRef: string }> {

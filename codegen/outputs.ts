@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import YAML from 'yaml';
+import { resolved } from './refs.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const specPath = path.join(root, 'openapi/openapi.yaml');
@@ -35,16 +36,6 @@ interface SpecOperation {
   'x-page'?: boolean;
 }
 
-/** `node` itself, or what its (local) `$ref` chain points to. */
-function resolved(spec: Record<string, any>, node: any): any {
-  while (node && typeof node.$ref === 'string') {
-    node = node.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((at: any, part: string) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
-  }
-  return node;
-}
 
 function fileFields(spec: Record<string, any>, requestBody: unknown): string[] {
   const schema = resolved(spec, resolved(spec, requestBody)?.content?.['multipart/form-data']?.schema);

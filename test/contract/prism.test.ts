@@ -6,7 +6,8 @@ import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { contractAjv, resolved } from '../../codegen/examples.js';
+import { contractAjv } from '../../codegen/examples.js';
+import { resolved } from '../../codegen/refs.js';
 import { freePort } from '../support/freePort.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -47,11 +48,13 @@ describe('Prism mock (npm run mock)', () => {
   const request = (urlPath: string, init: RequestInit = {}) =>
     fetch(baseUrl + urlPath, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
 
+  // One mock for every test of this file (Prism takes seconds to start).
   beforeAll(async () => {
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
-    // node_modules/.bin/prism is what npm puts on PATH for the script; run it with this Node.
-    child = spawn(process.execPath, [realpathSync(path.join(root, 'node_modules/.bin/prism')), ...mockArgs(port)], {
+    // node_modules/.bin/prism is what npm puts on PATH for the script; run it with this Node. Prism logs
+    // every request at info; only warnings are worth reading here.
+    child = spawn(process.execPath, [realpathSync(path.join(root, 'node_modules/.bin/prism')), ...mockArgs(port), '--verboseLevel', 'warn'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -103,41 +106,9 @@ describe('Prism mock (npm run mock)', () => {
     expect(violations.map((v) => v.message).join('\n')).toMatch(/required property 'target'/);
     expect(violations.map((v) => v.message).join('\n')).toMatch(/required property 'text'/);
   });
-});
 
-// Every operation of the contract, every status it documents, asked of one mock (`Prefer: code=`), in
-// parallel: the mock must answer that status with a body the contract allows for it.
-describe('Prism mock: every operation and documented status', () => {
-  let child: ChildProcess | undefined;
-  let baseUrl = '';
-  const killOnExit = () => child?.kill('SIGKILL');
-  beforeAll(async () => {
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    // Prism logs every request at info; only warnings are worth reading here.
-    child = spawn(process.execPath, [realpathSync(path.join(root, 'node_modules/.bin/prism')), ...mockArgs(port), '--verboseLevel', 'warn'], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    process.once('exit', killOnExit);
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (hasExited(child)) throw new Error(`prism exited (${child.exitCode ?? child.signalCode})`);
-      try {
-        await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(1_000) });
-        return;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`prism did not answer within ${START_TIMEOUT_MS} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }, START_TIMEOUT_MS + 10_000);
-  afterAll(async () => {
-    if (child) await stop(child);
-    process.removeListener('exit', killOnExit);
-  }, STOP_TIMEOUT_MS + 5_000);
-
+  // Every operation of the contract, every status it documents, asked of the mock (`Prefer: code=`), in
+  // parallel: the mock must answer that status with a body the contract allows for it.
   it('answers each documented status of each operation with a body valid against the contract', async () => {
     const ajv = contractAjv(spec);
     const cases = Object.entries<Record<string, any>>(spec.paths).flatMap(([apiPath, item]) =>
