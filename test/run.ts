@@ -57,29 +57,30 @@ const postgres: Prerequisite = {
   },
 };
 
-const chromium: Prerequisite = {
-  name: 'Chromium',
+/** A program the tests run, found at `file` or missing with `advice`. */
+const executable = (name: string, file: string, advice: string): Prerequisite => ({
+  name,
   async problem() {
     try {
-      await access(CHROMIUM_PATH, constants.X_OK);
+      await access(file, constants.X_OK);
       return null;
     } catch {
-      return `${CHROMIUM_PATH} is missing or not executable (the browser tests drive it). Install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary (the tests never download a browser).`;
+      return `${file} is missing or not executable ${advice}`;
     }
   },
-};
+});
 
-const nginx: Prerequisite = {
-  name: 'nginx',
-  async problem() {
-    try {
-      await access(NGINX_PATH, constants.X_OK);
-      return null;
-    } catch {
-      return `${NGINX_PATH} is missing or not executable (the several-instances test puts it in front of two servers). Install Debian's nginx-light (apt-get install nginx-light) or set NGINX_PATH.`;
-    }
-  },
-};
+const chromium = executable(
+  'Chromium',
+  CHROMIUM_PATH,
+  "(the browser tests drive it). Install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary (the tests never download a browser).",
+);
+
+const nginx = executable(
+  'nginx',
+  NGINX_PATH,
+  "(the several-instances test puts it in front of two servers). Install Debian's nginx-light (apt-get install nginx-light) or set NGINX_PATH.",
+);
 
 const redis: Prerequisite = {
   name: 'Redis',
