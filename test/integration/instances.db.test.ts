@@ -11,8 +11,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js';
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
+import { CLOSE } from '../../src/calls/media/protocol.js';
 import { runHousekeeping } from '../../src/jobs.js';
-import { callApi, connect, Listener, listenUrl, pattern, Pbx, sine, streamAudio, streamUrl, waitUntil, whenClosed, wsBase } from '../media/support.js';
+import {
+  callApi,
+  connect,
+  Listener,
+  listenUrl,
+  pattern,
+  Pbx,
+  Signal,
+  signalUrl,
+  sine,
+  streamAudio,
+  streamUrl,
+  waitUntil,
+  whenClosed,
+  wsBase,
+  type SignalJoin,
+} from '../media/support.js';
 import { FRAME_BYTES, TwilioClient } from '../media/twilioClient.js';
 import { startChildServer } from '../support/childServer.js';
 import { backendName } from '../support/databases.js';
@@ -229,6 +246,100 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect((await agentHears.waitForBytes(customerVoice.length, 15_000)).equals(negate(customerVoice))).toBe(true);
     expect(customerHears.frames.find((frame) => frame.type === 'provenance')).toEqual({ type: 'provenance', engine: 'fake', model: 'negate' });
     for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
+  });
+
+  describe("the call page's signalling sockets on two instances meet in the signalling of the call's room", () => {
+    const presence = (present: boolean) => JSON.stringify({ type: 'peer', present });
+    // As a page writes them: spacing, escapes and non-ASCII text are passed on byte for byte.
+    const offer = '{"type":"offer",  "sdp":"v=0\\r\\no=- 1 2 IN IP4 127.0.0.1\\r\\ns=caf\u00e9 \\u00e9\\r\\n"}';
+    const answer = '{ "type": "answer", "sdp": "v=0\\r\\ns=r\u00e9ponse\\r\\n" }';
+
+    async function videoCall() {
+      const { key } = await first.createKey(await first.createOrg(), 'test');
+      const call = await callApi(first).createCall(key, { customer_language: 'fi', video: true });
+      const agent = (await callApi(first).join(call.id, call.agentKey)) as SignalJoin;
+      const customer = (await callApi(first).join(call.id, call.customerKey)) as SignalJoin;
+      return { id: call.id, agent, customer };
+    }
+
+    it("the room with the agent's socket: presence, an offer and its answer as sent, a side gone, a bad frame", async () => {
+      const call = await videoCall();
+      const agent = await Signal.open(signalUrl(first, call.agent)); // the room is made on the first instance
+      expect(await agent.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
+      const relays = second.server.media.stats().bridgeRelaysOpened;
+      const customer = await Signal.open(signalUrl(second, call.customer));
+      // Sent at once, before its instance knows where the room is: it waits, and arrives once.
+      const state = '{"type":"state","muted":false,"camera":true,"speaking":false}';
+      customer.ws.send(state);
+      await agent.next((f) => f.type === 'state');
+      expect(second.server.media.room(call.id)).toBeUndefined();
+      expect(first.server.media.room(call.id)).toBeDefined();
+      expect(second.server.media.stats().bridgeRelaysOpened).toBe(relays + 1);
+
+      agent.ws.send(offer);
+      await customer.next((f) => f.type === 'offer');
+      customer.ws.send(answer);
+      await agent.next((f) => f.type === 'answer');
+      // Each frame once and as sent; presence once per change.
+      expect(agent.texts).toEqual([presence(false), presence(true), state, answer]);
+      expect(customer.texts).toEqual([presence(true), offer]);
+
+      // The customer's page goes away: the agent is told.
+      customer.ws.close();
+      expect(await agent.next((f) => f.type === 'peer', 4)).toEqual({ type: 'peer', present: false });
+
+      // Back on the second instance; a malformed frame closes its socket there and reaches nobody.
+      const again = await Signal.open(signalUrl(second, call.customer));
+      expect(await again.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: true });
+      await agent.next((f) => f.type === 'peer' && f.present, 5);
+      const seen = agent.texts.length;
+      again.ws.send('{"type":"bye","sdp":"v=0"}');
+      expect(await again.closed).toEqual(CLOSE.signalMalformed);
+      await agent.next((f) => f.type === 'peer', seen);
+      expect(agent.texts.slice(seen)).toEqual([presence(false)]);
+      agent.ws.close();
+    });
+
+    it("the room with the customer's socket on the other instance: the agent's relayed socket negotiates, and its close is told", async () => {
+      const call = await videoCall();
+      const customer = await Signal.open(signalUrl(second, call.customer)); // the room is made on the second instance
+      expect(await customer.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
+      const agent = await Signal.open(signalUrl(first, call.agent));
+      expect(await agent.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: true });
+      await customer.next((f) => f.type === 'peer' && f.present);
+      expect(first.server.media.room(call.id)).toBeUndefined();
+
+      agent.ws.send(offer);
+      await customer.next((f) => f.type === 'offer');
+      customer.ws.send(answer);
+      await agent.next((f) => f.type === 'answer');
+      expect(customer.texts).toEqual([presence(false), presence(true), offer]);
+      expect(agent.texts).toEqual([presence(true), answer]);
+
+      agent.ws.close();
+      expect(await customer.next((f) => f.type === 'peer', 3)).toEqual({ type: 'peer', present: false });
+      customer.ws.close();
+    });
+
+    it('both sockets relayed to the room on the other instance: each frame arrives once', async () => {
+      const call = await videoCall();
+      const ear = await Listener.open(listenUrl(first, call.agent)); // the room is made on the first instance
+      await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+      const agent = await Signal.open(signalUrl(second, call.agent));
+      expect(await agent.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
+      const customer = await Signal.open(signalUrl(second, call.customer));
+      expect(await customer.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: true });
+      await agent.next((f) => f.type === 'peer' && f.present);
+      expect(second.server.media.room(call.id)).toBeUndefined();
+
+      agent.ws.send(offer);
+      await customer.next((f) => f.type === 'offer');
+      customer.ws.send(answer);
+      await agent.next((f) => f.type === 'answer');
+      expect(customer.texts).toEqual([presence(true), offer]);
+      expect(agent.texts).toEqual([presence(false), presence(true), answer]);
+      for (const ws of [agent.ws, customer.ws, ear.ws]) ws.close();
+    });
   });
 
   it('lets go of endpoints relayed from an instance that died without saying so', async () => {

@@ -5,46 +5,13 @@ import { WebSocket } from 'ws';
 import { SIGNAL_MAX_FRAME_BYTES } from '../../src/calls/media/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { callApi, refusal, waitUntil, whenClosed, wsBase, type Closed, type Frame, type Join } from './support.js';
-
-interface SignalJoin extends Join {
-  signal: { channel_id: string; path: string; token: string } | null;
-}
-
-/** A signalling client: collects the JSON frames it receives and how it closed. */
-class Signal {
-  readonly frames: Frame[] = [];
-  readonly closed: Promise<Closed>;
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => this.frames.push(JSON.parse(data.toString())));
-    this.closed = whenClosed(ws);
-  }
-
-  static open(url: string): Promise<Signal> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
-      const signal = new Signal(ws);
-      ws.once('open', () => resolve(signal));
-      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode })));
-      ws.once('error', reject);
-    });
-  }
-
-  async next(match: (frame: Frame) => boolean, after = 0): Promise<Frame> {
-    await waitUntil(() => this.frames.slice(after).some(match), 5_000, 'a signalling frame');
-    return this.frames.slice(after).find(match)!;
-  }
-
-  send(frame: unknown): void {
-    this.ws.send(JSON.stringify(frame));
-  }
-}
+import { callApi, refusal, Signal, signalUrl as signalUrlOf, wsBase, type Frame, type SignalJoin } from './support.js';
 
 describe(`call page signalling (${backendName})`, () => {
   let t: TestServer;
   let key: string;
   let calls: ReturnType<typeof callApi>;
-  const signalUrl = (join: SignalJoin) => `${wsBase(t)}${join.signal!.path}?token=${encodeURIComponent(join.signal!.token)}`;
+  const signalUrl = (join: SignalJoin) => signalUrlOf(t, join);
 
   beforeAll(async () => {
     t = await startTestServer({

@@ -1,4 +1,4 @@
-// Helpers for media-plane tests: calls and joins over the API, WebSocket stream/listen clients, and a
+// Helpers for media-plane tests: calls and joins over the API, WebSocket stream/listen/signal clients, and a
 // scripted AudioSocket (PBX) client over TCP.
 import net from 'node:net';
 import { vi } from 'vitest';
@@ -173,6 +173,46 @@ export class Listener {
 
   close(): void {
     this.ws.close();
+  }
+}
+
+export interface SignalJoin extends Join {
+  signal: { channel_id: string; path: string; token: string } | null;
+}
+
+export const signalUrl = (t: Reachable, join: SignalJoin) => `${wsBase(t)}${join.signal!.path}?token=${encodeURIComponent(join.signal!.token)}`;
+
+/** A signalling client: collects the text frames it receives (as sent, and parsed) and how it closed. */
+export class Signal {
+  readonly texts: string[] = [];
+  readonly frames: Frame[] = [];
+  readonly closed: Promise<Closed>;
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.texts.push(data.toString());
+      this.frames.push(JSON.parse(data.toString()));
+    });
+    this.closed = whenClosed(ws);
+  }
+
+  static open(url: string): Promise<Signal> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      const signal = new Signal(ws);
+      ws.once('open', () => resolve(signal));
+      ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode })));
+      ws.once('error', reject);
+    });
+  }
+
+  /** The first frame from the `after`-th on that matches. */
+  async next(match: (frame: Frame) => boolean, after = 0, timeoutMs = 5_000): Promise<Frame> {
+    await waitUntil(() => this.frames.slice(after).some(match), timeoutMs, 'a signalling frame');
+    return this.frames.slice(after).find(match)!;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(JSON.stringify(frame));
   }
 }
 

@@ -73,11 +73,22 @@ export type MediaDuplex = MediaSource & MediaSink;
  */
 export type SideCompanion = EndpointBase;
 
+/**
+ * A side's signalling connection: a companion that carries the call page's WebRTC negotiation. All of a
+ * call's signalling peers meet where its room is (./signalling.ts), whichever instance they reached.
+ */
+export interface SignalPeer extends SideCompanion {
+  readonly callId: string;
+  /** A frame for the connection (the other side's, or presence: JSON text); never blocks (a stuck peer's are dropped). */
+  signal(text: string): void;
+}
+
 /** Whatever a transport brings into a room. */
 export type CallEndpoint = MediaSource | MediaSink | SideCompanion;
 
 export const isSource = (endpoint: CallEndpoint): endpoint is MediaSource => 'sourceKey' in endpoint;
 export const isSink = (endpoint: CallEndpoint): endpoint is MediaSink => 'format' in endpoint;
+export const isSignalPeer = (endpoint: CallEndpoint): endpoint is SignalPeer => 'signal' in endpoint;
 
 /**
  * Shared bookkeeping of an endpoint: gone once, its room told once. Transports extend it and implement

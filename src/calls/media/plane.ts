@@ -8,8 +8,10 @@ import type { EngineRegistry } from '../../engines/registry.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
 import { findCallById, type CallRow } from '../calls.js';
-import type { CallEndpoint, EndReason } from './endpoints.js';
-import { CallRoom, type AudioFeed, type RoomSettings } from './room/room.js';
+import { isSignalPeer, type CallEndpoint, type EndReason } from './endpoints.js';
+import { NO_INLET, PendingInlet, type Inlet } from './inlet.js';
+import { CallRoom, type RoomSettings } from './room/room.js';
+import { SignalRelay } from './signalling.js';
 
 export interface MediaPlaneOptions {
   /** How often accumulated interpretation time is charged; default 5000 ms. */
@@ -76,14 +78,11 @@ export type Recheck = (call: CallRow) => EndReason | null;
 export interface RemoteRooms {
   /** The instance whose room the call has (null: this one, which now holds it). */
   locate(callId: string): Promise<string | null>;
-  /** Relays an endpoint of this instance to the call's room on `instance`: what its audio is fed into. */
-  relay(instance: string, call: CallRow, endpoint: CallEndpoint): AudioFeed;
+  /** Relays an endpoint of this instance to the call's room on `instance`: what its input is passed to. */
+  relay(instance: string, call: CallRow, endpoint: CallEndpoint): Inlet;
   /** A room here has emptied: another instance may hold the call's next room. */
   release(callId: string): void;
 }
-
-/** Audio an endpoint sends while its room is being located waits, up to this much (2 s at 24 kHz). */
-const MAX_WAITING_BYTES = 96_000;
 
 const TICK_MS = 20;
 /** Shutdown waits this long at most for charges and interpreter closes still running. */
@@ -92,6 +91,8 @@ const DRAIN_MS = 10_000;
 export class MediaPlane {
   private readonly rooms = new Map<string, CallRoom>();
   private readonly transports: Transport[] = [];
+  /** The signalling of the calls whose rooms are here. */
+  private readonly signalling = new SignalRelay();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly log: Logger;
   private readonly settings: RoomSettings;
@@ -155,48 +156,41 @@ export class MediaPlane {
 
   /**
    * Puts an admitted endpoint into its call's room: here, or (several instances) relayed to the
-   * instance that has the room. Returns what a source's audio is fed into.
+   * instance that has the room. Returns what the endpoint's input (a source's audio, a signalling
+   * peer's frames) is passed to; what it sends while the room is being located waits.
    */
-  enter(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): AudioFeed | null {
+  enter(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): Inlet {
     const remote = this.remote;
     if (!remote) return this.enterHere(call, endpoint, recheck);
-    let feed: AudioFeed | null = null;
-    let waiting: Buffer[] | null = [];
-    let waitingBytes = 0;
+    const inlet = new PendingInlet();
     this.track(
       (async () => {
         const instance = await remote.locate(call.id);
-        if (endpoint.isGone || this.closingDown) return;
-        feed = instance === null ? this.enterHere(call, endpoint, recheck) : remote.relay(instance, call, endpoint);
-        for (const pcm of waiting!) feed?.(pcm);
-        waiting = null;
+        if (endpoint.isGone || this.closingDown) return inlet.settle(null);
+        inlet.settle(instance === null ? this.enterHere(call, endpoint, recheck) : remote.relay(instance, call, endpoint));
       })().catch((err) => {
         this.log.error({ err, call_id: call.id }, 'media: could not find where the room of the call is');
+        inlet.settle(null);
         endpoint.end('shutting_down');
       }),
     );
-    return (pcm) => {
-      if (feed) return feed(pcm);
-      if (waiting && waitingBytes + pcm.length <= MAX_WAITING_BYTES) {
-        waiting.push(pcm);
-        waitingBytes += pcm.length;
-      }
-    };
+    return inlet;
   }
 
   /** An endpoint another instance relays here (it reached that instance; the room is here). */
-  enterRelayed(call: CallRow, endpoint: CallEndpoint): AudioFeed | null {
+  enterRelayed(call: CallRow, endpoint: CallEndpoint): Inlet {
     return this.enterHere(call, endpoint, () => null);
   }
 
   /**
    * Puts an endpoint into its call's room here. The call may have changed between admission and now (a
    * new link, the end): signals from now on reach the room, and a second read catches what happened
-   * before.
+   * before. A signalling peer also joins the call's signalling here, where all of its peers meet.
    */
-  private enterHere(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): AudioFeed | null {
+  private enterHere(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): Inlet {
     const room = this.roomFor(call);
     const feed = room.add(endpoint);
+    const signal = isSignalPeer(endpoint) ? this.signalling.join(endpoint) : null;
     this.track(
       (async () => {
         const row = await findCallById(this.deps.db, call.id);
@@ -207,7 +201,7 @@ export class MediaPlane {
         room.refreshCall(row);
       })(),
     );
-    return feed;
+    return { audio: feed ?? NO_INLET.audio, signal: signal ?? NO_INLET.signal };
   }
 
   private roomFor(call: CallRow): CallRoom {

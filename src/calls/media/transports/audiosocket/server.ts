@@ -58,7 +58,7 @@ export async function startAudioSocketServer(media: MediaPlane, options: AudioSo
         callId: call.id,
         side: admitted.side,
         // As for sockets: a newer line or the end may have come between the read and joining the room.
-        enter: (line) => media.enter(call, line, (row) => (lineOf(row, admitted.side) === lineId ? null : 'line_replaced'))!,
+        enter: (line) => media.enter(call, line, (row) => (lineOf(row, admitted.side) === lineId ? null : 'line_replaced')).audio,
       } satisfies AdmittedLine;
     },
     closed(connection) {

@@ -2,7 +2,9 @@
 // (browser stream, listen or signalling, AudioSocket line, Twilio stream) that reached another instance
 // is relayed to it through Redis, as LiveKit's nodes relay to the node hosting a room. The socket stays
 // where it landed; what the room would do with it (feed its voice in, send it what its side hears,
-// end it) crosses Redis as small messages.
+// end it) crosses Redis as small messages. A signalling socket's frames cross too: a call's signalling
+// peers all meet on the room's instance, where a relayed one is its stand-in (joins, is told presence,
+// has the other side's frames passed to it); its frames are checked where it landed.
 //
 // Where a room lives: the key `{prefix}room:{call}` names the instance holding it, with a lease the
 // holder renews while the room is open. An instance is alive while its key `{prefix}instance:{id}` is
@@ -10,20 +12,33 @@
 // the relayed sockets of the lost instance's calls reconnect and land in the new room.
 //
 // Messages (JSON on `{prefix}media:{instance}`, the channel of the instance they are for):
-//   to the room's instance:   open {relay, from, call, endpoint}, in {relay, pcm}, gone {relay}
-//   to the socket's instance: out {relay, data}, text {relay, frame}, stale {relay}, turn {relay},
-//                             end {relay, reason}
-// Audio is base64 in the JSON. One publishing connection per instance keeps each relay's messages in order.
+//   to the room's instance:   open {relay, from, call, endpoint}, in {relay, pcm}, sigin {relay, text},
+//                             gone {relay}
+//   to the socket's instance: out {relay, data}, text {relay, frame}, sigout {relay, text}, stale {relay},
+//                             turn {relay}, end {relay, reason}
+// Audio is base64 in the JSON; a signalling frame (`sigin`: the socket's, `sigout`: for it, the other
+// side's or presence) is its text as sent. One publishing connection per instance keeps each relay's
+// messages in order, and what arrives before the room has taken the endpoint waits for it (PendingInlet):
+// each frame reaches the room once, after the `open` it follows.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { MISSED_HEARTBEATS } from '../../../../instances.js';
 import { findCallById, type CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
-import { EndpointState, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSink } from '../../endpoints.js';
+import {
+  EndpointState,
+  isSignalPeer,
+  isSink,
+  isSource,
+  type CallEndpoint,
+  type Credential,
+  type EndReason,
+  type MediaSink,
+} from '../../endpoints.js';
+import { PendingInlet, type Inlet } from '../../inlet.js';
 import type { MediaPlane, RemoteRooms, Transport } from '../../plane.js';
 import type { TextFrame } from '../../protocol.js';
-import type { AudioFeed } from '../../room/room.js';
 
 
 /** What the room's instance needs to stand in for an endpoint of another instance. */
@@ -33,15 +48,19 @@ interface EndpointDescription {
   kind: string;
   sourceKey?: string;
   format?: MediaSink['format'];
+  /** A signalling peer (the call page's signalling socket). */
+  signalling?: true;
 }
 
 type ToRoom =
   | { op: 'open'; relay: string; from: string; call: string; endpoint: EndpointDescription }
   | { op: 'in'; relay: string; pcm: string }
+  | { op: 'sigin'; relay: string; text: string }
   | { op: 'gone'; relay: string };
 type ToSocket =
   | { op: 'out'; relay: string; data: string }
   | { op: 'text'; relay: string; frame: TextFrame }
+  | { op: 'sigout'; relay: string; text: string }
   | { op: 'stale' | 'turn'; relay: string }
   | { op: 'end'; relay: string; reason: EndReason };
 type Message = ToRoom | ToSocket;
@@ -53,7 +72,7 @@ const RENEW_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.cal
 
 /**
  * An endpoint of another instance, in a room here: what the room does to it is sent there. It is a
- * source, a sink, both or neither exactly as the endpoint over there is.
+ * source, a sink, a signalling peer, or neither exactly as the endpoint over there is.
  */
 class RelayedEndpoint extends EndpointState {
   readonly side: Side;
@@ -64,14 +83,16 @@ class RelayedEndpoint extends EndpointState {
     description: EndpointDescription,
     private readonly send: (message: ToSocket) => void,
     private readonly relay: string,
+    readonly callId: string,
   ) {
     super();
     this.side = description.side;
     this.credential = description.credential;
     this.kind = description.kind;
-    // The room tells sources and sinks apart by these properties: only what the original has.
+    // The room and the signalling tell kinds apart by these properties: only what the original has.
     if (description.sourceKey !== undefined) Object.assign(this, { sourceKey: description.sourceKey });
     if (description.format !== undefined) Object.assign(this, { format: description.format });
+    if (description.signalling) Object.assign(this, { signal: (text: string) => this.send({ op: 'sigout', relay, text }) });
   }
 
   audio(data: Buffer): void {
@@ -95,34 +116,12 @@ class RelayedEndpoint extends EndpointState {
   }
 }
 
-/** Audio of a relayed endpoint that arrives before it is in its room waits, up to this much (2 s). */
-const MAX_WAITING_BYTES = 96_000;
-
-/** A relayed endpoint hosted here, and its audio until the room takes it. */
-class HostedEntry {
-  private feed: AudioFeed | null = null;
-  private waiting: Buffer[] | null = [];
-  private waitingBytes = 0;
-
-  constructor(
-    readonly endpoint: RelayedEndpoint,
-    /** The instance whose socket it stands for. */
-    readonly from: string,
-  ) {}
-
-  audio(pcm: Buffer): void {
-    if (this.feed) return this.feed(pcm);
-    if (this.waiting && this.waitingBytes + pcm.length <= MAX_WAITING_BYTES) {
-      this.waiting.push(pcm);
-      this.waitingBytes += pcm.length;
-    }
-  }
-
-  entered(feed: AudioFeed | null): void {
-    this.feed = feed;
-    for (const pcm of this.waiting ?? []) feed?.(pcm);
-    this.waiting = null;
-  }
+/** A relayed endpoint hosted here, and its input (audio, signalling frames), which waits until the room takes it. */
+interface HostedEntry {
+  endpoint: RelayedEndpoint;
+  /** The instance whose socket it stands for. */
+  from: string;
+  input: PendingInlet;
 }
 
 export interface RedisBridgeOptions {
@@ -230,7 +229,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     });
   }
 
-  relay(instance: string, call: CallRow, endpoint: CallEndpoint): AudioFeed {
+  relay(instance: string, call: CallRow, endpoint: CallEndpoint): Inlet {
     const relay = `${this.options.instanceId}.${randomBytes(6).toString('hex')}`;
     this.relayed.set(relay, { endpoint, instance });
     this.relaysOpened++;
@@ -240,13 +239,19 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
       kind: endpoint.kind,
       ...(isSource(endpoint) && { sourceKey: endpoint.sourceKey }),
       ...(isSink(endpoint) && { format: endpoint.format }),
+      ...(isSignalPeer(endpoint) && { signalling: true as const }),
     };
     this.send(instance, { op: 'open', relay, from: this.options.instanceId, call: call.id, endpoint: description });
     endpoint.whenGone(() => {
       if (this.relayed.delete(relay)) this.send(instance, { op: 'gone', relay });
     });
-    return (pcm) => {
-      if (this.relayed.has(relay)) this.send(instance, { op: 'in', relay, pcm: pcm.toString('base64') });
+    return {
+      audio: (pcm) => {
+        if (this.relayed.has(relay)) this.send(instance, { op: 'in', relay, pcm: pcm.toString('base64') });
+      },
+      signal: (text) => {
+        if (this.relayed.has(relay)) this.send(instance, { op: 'sigin', relay, text });
+      },
     };
   }
 
@@ -270,7 +275,9 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
           this.send(message.from, { op: 'end', relay: message.relay, reason: 'shutting_down' });
         });
       case 'in':
-        return this.hosted.get(message.relay)?.audio(Buffer.from(message.pcm, 'base64'));
+        return this.hosted.get(message.relay)?.input.audio(Buffer.from(message.pcm, 'base64'));
+      case 'sigin':
+        return this.hosted.get(message.relay)?.input.signal(message.text);
       case 'gone':
         return this.hosted.get(message.relay)?.endpoint.detach();
       default:
@@ -281,9 +288,9 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   /** Another instance's endpoint joins the room here (the call's room is this instance's). */
   private async host(message: Extract<ToRoom, { op: 'open' }>): Promise<void> {
     const reply = (answer: ToSocket) => this.send(message.from, answer);
-    const endpoint = new RelayedEndpoint(message.endpoint, reply, message.relay);
-    // Registered before the call is read: audio and a `gone` that overtake the read find it.
-    const entry = new HostedEntry(endpoint, message.from);
+    const endpoint = new RelayedEndpoint(message.endpoint, reply, message.relay, message.call);
+    // Registered before the call is read: input and a `gone` that overtake the read find it.
+    const entry: HostedEntry = { endpoint, from: message.from, input: new PendingInlet() };
     this.hosted.set(message.relay, entry);
     endpoint.whenGone(() => this.hosted.delete(message.relay));
     const call = await findCallById(this.plane.deps.db, message.call);
@@ -293,7 +300,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
       return;
     }
     this.relaysHosted++;
-    entry.entered(this.plane.enterRelayed(call, endpoint));
+    entry.input.settle(this.plane.enterRelayed(call, endpoint));
   }
 
   /** What the room elsewhere does to an endpoint of this instance. */
@@ -307,6 +314,9 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
         return;
       case 'text':
         if (isSink(endpoint)) endpoint.text?.(message.frame);
+        return;
+      case 'sigout':
+        if (isSignalPeer(endpoint)) endpoint.signal(message.text);
         return;
       case 'stale':
         if (isSink(endpoint)) endpoint.otherLanguageChanged?.();

@@ -139,7 +139,7 @@ export class TwilioTransport implements Transport {
     }
     // A stream admitted by the side's link goes when the link is replaced; a dialled phone by dialling again.
     const recheck = (row: CallRow) => (credential === 'link' && !verifyMediaSecret(row, side, 'stream', token) ? ('link_replaced' as const) : null);
-    return { credential, enter: (stream: Parameters<MediaPlane['enter']>[1]) => this.plane.enter(call, stream, recheck)! };
+    return { credential, enter: (stream: Parameters<MediaPlane['enter']>[1]) => this.plane.enter(call, stream, recheck).audio };
   }
 
   stats() {

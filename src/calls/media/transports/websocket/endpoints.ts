@@ -1,10 +1,10 @@
 // The browser's (or a machine client's) media sockets as room endpoints: a stream socket is a side's
 // voice coming in; a listen socket is what a side hears, as WAV chunks and JSON text frames; a
-// signalling socket carries the call page's WebRTC negotiation (./signalling.ts relays it).
+// signalling socket carries the call page's WebRTC negotiation (../../signalling.ts relays it).
 import { WebSocket } from 'ws';
 import type { Side } from '../../../side.js';
-import { EndpointState, type EndReason, type MediaSink, type MediaSource, type SideCompanion } from '../../endpoints.js';
-import { CLOSE, NOTICE, notice, type CloseCode, type NoticeCode, type TextFrame } from '../../protocol.js';
+import { EndpointState, type EndReason, type MediaSink, type MediaSource, type SignalPeer } from '../../endpoints.js';
+import { CLOSE, NOTICE, notice, SIGNAL_BUFFER_CAP_BYTES, type CloseCode, type NoticeCode, type TextFrame } from '../../protocol.js';
 
 /** How each reason to end a socket is said: a close code, and for listeners a notice first. */
 const ENDINGS: Record<EndReason, { close: CloseCode; notice: NoticeCode | null }> = {
@@ -110,7 +110,7 @@ export class ListenSocket extends SocketEndpoint implements MediaSink {
 }
 
 /** A side's WebRTC signalling: `/media/signal/{channel}`. Ended with the side's media, never heard. */
-export class SignalSocket extends SocketEndpoint implements SideCompanion {
+export class SignalSocket extends SocketEndpoint implements SignalPeer {
   readonly kind = 'signal';
 
   constructor(
@@ -121,9 +121,9 @@ export class SignalSocket extends SocketEndpoint implements SideCompanion {
     super(ws, side);
   }
 
-  /** Sends a text frame unless the peer stopped reading (beyond `capBytes` unsent: dropped). */
-  send(text: string, capBytes: number): void {
-    if (this.isGone || this.ws.readyState !== WebSocket.OPEN || this.ws.bufferedAmount > capBytes) return;
+  /** Sends a text frame unless the peer stopped reading (beyond SIGNAL_BUFFER_CAP_BYTES unsent: dropped). */
+  signal(text: string): void {
+    if (this.isGone || this.ws.readyState !== WebSocket.OPEN || this.ws.bufferedAmount > SIGNAL_BUFFER_CAP_BYTES) return;
     this.ws.send(text);
   }
 

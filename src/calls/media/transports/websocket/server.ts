@@ -24,7 +24,7 @@ import {
 } from '../../protocol.js';
 import { admitSocket, type AdmittedSocket, type SocketAdmission } from './admission.js';
 import { ListenSocket, SignalSocket, StreamSocket } from './endpoints.js';
-import { signalFrameProblem, SignalRelay } from './signalling.js';
+import { signalFrameProblem } from './signalling.js';
 
 export interface WebSocketTransportOptions {
   events: EventBus;
@@ -72,7 +72,6 @@ export class WebSocketTransport implements Transport {
   private readonly sockets = new Set<Socket>();
   /** Sockets per side of a call and kind, counted from admission until the socket closes. */
   private readonly slots = new ConnectionSlots();
-  private readonly signalling = new SignalRelay();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly totals = { framesReceived: 0, bytesReceived: 0, chunksSent: 0, chunksDropped: 0 };
   private readonly refusals: Record<number, number> = {};
@@ -163,15 +162,13 @@ export class WebSocketTransport implements Transport {
     if (kind === 'signal') {
       const signal = new SignalSocket(ws, side, call.id);
       this.adopt(signal);
-      this.plane.enter(call, signal, recheck);
-      if (signal.isGone) return;
-      this.signalling.add(signal);
-      ws.once('close', () => this.signalling.remove(signal));
+      // Its frames go to the call's signalling, where the room is (here, or relayed to that instance).
+      const inlet = this.plane.enter(call, signal, recheck);
       ws.on('message', (data, isBinary) => {
         if (signal.isGone) return;
         const problem = signalFrameProblem(data as Buffer, isBinary);
         if (problem) return signal.closeWith(problem);
-        this.signalling.relay(signal, (data as Buffer).toString('utf8'));
+        inlet.signal((data as Buffer).toString('utf8'));
       });
       return;
     }
@@ -189,7 +186,7 @@ export class WebSocketTransport implements Transport {
     }
     const stream = new StreamSocket(ws, side, sourceId);
     this.adopt(stream);
-    const feed = this.plane.enter(call, stream, recheck)!;
+    const feed = this.plane.enter(call, stream, recheck).audio;
     ws.on('message', (data, isBinary) => {
       if (stream.isGone) return;
       if (!isBinary) return stream.closeWith(CLOSE.textFrame);

@@ -1,0 +1,56 @@
+// The call page's WebRTC signalling, where the call's room is: what one side's signalling peer sends
+// (offer, answer, ICE candidates, the page's own state) goes to the other side's peers of the same
+// call, and each side is told whether the other has one open. A peer is a socket of this instance or
+// (several instances) one relayed here from the instance it reached, so a call's peers always meet in
+// one place. The server never reads an SDP: the transport checked the frame's shape and size, and it
+// is passed on as sent.
+import type { Side } from '../side.js';
+import { otherSide } from '../side.js';
+import type { SignalPeer } from './endpoints.js';
+import type { PeerFrame } from './protocol.js';
+
+export class SignalRelay {
+  /** Signalling peers by call. */
+  private readonly calls = new Map<string, Set<SignalPeer>>();
+
+  /**
+   * A peer joins its call's signalling until it is gone: it learns whether the other side is there,
+   * the other side that it is. Returns what the peer's frames are passed to.
+   */
+  join(peer: SignalPeer): (text: string) => void {
+    if (peer.isGone) return () => {};
+    let peers = this.calls.get(peer.callId);
+    if (!peers) this.calls.set(peer.callId, (peers = new Set()));
+    const firstOfSide = this.count(peers, peer.side) === 0;
+    peers.add(peer);
+    peer.whenGone(() => this.remove(peer));
+    peer.signal(presence(this.count(peers, otherSide(peer.side)) > 0));
+    if (firstOfSide) this.tell(peers, otherSide(peer.side), presence(true));
+    return (text) => this.relay(peer, text);
+  }
+
+  private remove(peer: SignalPeer): void {
+    const peers = this.calls.get(peer.callId);
+    if (!peers?.delete(peer)) return;
+    if (!peers.size) this.calls.delete(peer.callId);
+    else if (this.count(peers, peer.side) === 0) this.tell(peers, otherSide(peer.side), presence(false));
+  }
+
+  /** Passes a checked frame from `from` to the other side's peers. */
+  private relay(from: SignalPeer, text: string): void {
+    const peers = this.calls.get(from.callId);
+    if (peers?.has(from)) this.tell(peers, otherSide(from.side), text);
+  }
+
+  private count(peers: Set<SignalPeer>, side: Side): number {
+    let count = 0;
+    for (const peer of peers) if (peer.side === side && !peer.isGone) count++;
+    return count;
+  }
+
+  private tell(peers: Set<SignalPeer>, side: Side, text: string): void {
+    for (const peer of peers) if (peer.side === side) peer.signal(text);
+  }
+}
+
+const presence = (present: boolean) => JSON.stringify({ type: 'peer', present } satisfies PeerFrame);
