@@ -8,6 +8,7 @@ import { errors } from '../errors.js';
 import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../realtime/eventStream.js';
+import { streamOutbox } from './sseOutbox.js';
 
 const BACKLOG_PAGE = 500;
 
@@ -70,7 +71,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   const deliver = async (event: BusEvent, fresh: boolean) => {
     if (closed) return;
     if (stream.accept(event)) {
-      res.write(frame(event, stream));
+      streamOutbox.write(res, frame(event, stream));
       if (fresh) deps.metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
     }
     if (await stream.endAfter?.(event)) end();
@@ -100,7 +101,9 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     return true;
   };
   function end() {
-    if (letGo()) res.end();
+    if (!letGo()) return;
+    streamOutbox.flush(res);
+    res.end();
   }
   // The client leaving (its socket closing, or failing) ends the stream, as do shutdown and revocation.
   res.once('close', end);
@@ -129,8 +132,8 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   if (closed) return;
 
   res.writeHead(200, STREAM_HEADERS);
-  res.write(': connected\n\n');
-  heartbeat = setInterval(() => res.write(': heartbeat\n\n'), stream.heartbeatMs);
+  streamOutbox.write(res, ': connected\n\n');
+  heartbeat = setInterval(() => streamOutbox.write(res, ': heartbeat\n\n'), stream.heartbeatMs);
 
   // A resumed stream reads what it missed from the log. A new one starts at the latest event: whatever
   // commits after that is published after its commit, so after this stream subscribed, and comes live.
