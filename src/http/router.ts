@@ -122,7 +122,10 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
     // Events the operation commits are published once its answer is out: the client is not kept waiting
     // for the fan-out to every stream. An event stream's answer lasts, so its hold ends when it starts.
     const publications = app.events.hold();
-    res.once('close', publications.release);
+    // A client that left while its request was read or authenticated has had its 'close' already: a
+    // hold waiting for it would keep every later event of the organization back for good.
+    if (res.closed) publications.release();
+    else res.once('close', publications.release);
     if (!idempotencyKey) {
       const answer = await publications.run(() => run(null));
       if ('eventStream' in answer) publications.release();
