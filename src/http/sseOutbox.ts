@@ -23,6 +23,9 @@ const realClock: OutboxClock = {
   later: (flush, ms) => void (ms > 0 ? setTimeout(flush, ms) : setImmediate(flush)),
 };
 
+/** Streams written in one turn of the event loop. */
+const FLUSH_BATCH = 100;
+
 export class StreamOutbox {
   private readonly gathered = new Map<StreamTarget, string>();
   private flushScheduled = false;
@@ -52,7 +55,14 @@ export class StreamOutbox {
   private flushAll(): void {
     this.flushScheduled = false;
     this.lastFlushAt = this.clock.now();
-    for (const target of this.gathered.keys()) this.flush(target);
+    this.flushSome([...this.gathered.keys()], 0);
+  }
+
+  /** A thousand writes at once would hold up every other request: they go a batch per turn. */
+  private flushSome(targets: StreamTarget[], from: number): void {
+    const to = Math.min(targets.length, from + FLUSH_BATCH);
+    for (let i = from; i < to; i++) this.flush(targets[i]!);
+    if (to < targets.length) this.clock.later(() => this.flushSome(targets, to), 0);
   }
 }
 

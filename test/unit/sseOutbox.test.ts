@@ -71,4 +71,19 @@ describe('StreamOutbox', () => {
     expect(gone.writes).toEqual([]);
     expect(other.writes).toEqual(['kept\n\n']);
   });
+
+  it('writes many streams a batch per turn, so other work runs between batches', () => {
+    const time = testClock();
+    const outbox = new StreamOutbox(50, time.clock);
+    const streams = Array.from({ length: 250 }, () => new Stream());
+    for (const stream of streams) outbox.write(stream, 'e\n\n');
+    const written = () => streams.filter((stream) => stream.writes.length).length;
+    time.scheduled.shift()!.flush();
+    expect(written()).toBe(100);
+    time.scheduled.shift()!.flush();
+    expect(written()).toBe(200);
+    time.scheduled.shift()!.flush();
+    expect(written()).toBe(250);
+    expect(time.scheduled).toEqual([]);
+  });
 });
