@@ -82,6 +82,13 @@ const ROWS: Row[] = [
     }),
   },
   { id: 'message-post', label: 'POST /v1/sessions/{id}/messages', request: postMessage },
+  {
+    // The same posts spread over 16 sessions: what a post costs when it does not wait for another
+    // post's lock on the same session (posts to one session are serialised by design: see README).
+    id: 'message-post-spread',
+    label: 'same, spread over 16 sessions',
+    request: (seed) => ({ ...postMessage(seed), spreadPaths: seed.spreadSessionIds.map((id) => `/v1/sessions/${id}/messages`) }),
+  },
   { id: 'message-post-streams', label: `POST .../messages, ${STREAMS.toLocaleString('en-US')} streams open`, request: postMessage, streams: STREAMS },
   {
     id: 'message-list',

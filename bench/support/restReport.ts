@@ -14,6 +14,7 @@ export type RowId =
   | 'translate'
   | 'translate-idempotent'
   | 'message-post'
+  | 'message-post-spread'
   | 'message-post-streams'
   | 'message-list';
 

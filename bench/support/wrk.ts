@@ -1,5 +1,5 @@
 // wrk (https://github.com/wg/wrk) as the load generator: one Lua script per run says what request to
-// send (method, headers, body, a unique Idempotency-Key per request when asked) and prints its summary
+// send (method, headers, body, a unique Idempotency-Key per request and paths taken in turn when asked) and prints its summary
 // as one JSON line from done(), so nothing depends on wrk's human-readable text.
 import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
@@ -17,6 +17,8 @@ export interface WrkRequest {
   body?: string;
   /** Send a new Idempotency-Key with every request, starting with this prefix (unique per run). */
   idempotencyKeyPrefix?: string;
+  /** Send each request to the next of these paths instead of `path` (round robin, the threads offset). */
+  spreadPaths?: string[];
 }
 
 export interface WrkResult {
@@ -47,18 +49,20 @@ export function wrkScript(request: WrkRequest): string {
   const lines = [`wrk.method = ${luaString(request.method)}`, `wrk.path = ${luaString(request.path)}`];
   for (const [name, value] of Object.entries(request.headers)) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   if (request.body !== undefined) lines.push(`wrk.body = ${luaString(request.body)}`);
-  if (request.idempotencyKeyPrefix !== undefined) {
+  const keyed = request.idempotencyKeyPrefix !== undefined;
+  const spread = request.spreadPaths?.length ? request.spreadPaths : undefined;
+  if (keyed || spread) {
     lines.push(
-      // setup() runs in wrk's main Lua state once per thread: it numbers the threads so no two share a key.
+      // setup() runs in wrk's main Lua state once per thread: it numbers the threads so no two share a key
+      // (or start on the same path).
       'local threads = 0',
       'function setup(thread) threads = threads + 1; thread:set("thread_number", threads) end',
       'local sent = 0',
-      'function request()',
-      '  sent = sent + 1',
-      `  wrk.headers["Idempotency-Key"] = ${luaString(request.idempotencyKeyPrefix)} .. thread_number .. "-" .. sent`,
-      '  return wrk.format()',
-      'end',
     );
+    if (spread) lines.push(`local paths = { ${spread.map(luaString).join(', ')} }`);
+    lines.push('function request()', '  sent = sent + 1');
+    if (keyed) lines.push(`  wrk.headers["Idempotency-Key"] = ${luaString(request.idempotencyKeyPrefix!)} .. thread_number .. "-" .. sent`);
+    lines.push(spread ? '  return wrk.format(nil, paths[(thread_number * 7 + sent) % #paths + 1])' : '  return wrk.format()', 'end');
   }
   lines.push(
     'function done(summary, latency, requests)',

@@ -80,6 +80,31 @@ describe('wrk', () => {
     expect(keyed).toContain('wrk.headers["Idempotency-Key"] = "run1-" .. thread_number .. "-" .. sent');
   });
 
+  it.skipIf(!HAS_WRK)('spreads requests over the given paths through the real wrk, each path in turn', async () => {
+    const paths = ['/v1/sessions/a/messages', '/v1/sessions/b/messages', '/v1/sessions/c/messages'];
+    const hits = new Map<string, number>();
+    const server = http.createServer((req, res) => {
+      hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
+      req.resume();
+      res.end('x');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-test-'));
+    try {
+      const scriptFile = path.join(dir, 'spread.lua');
+      await writeFile(scriptFile, wrkScript({ method: 'POST', path: '/unused', headers: {}, body: '{}', spreadPaths: paths }));
+      const { port } = server.address() as AddressInfo;
+      const result = await runWrk({ baseUrl: `http://127.0.0.1:${port}`, scriptFile, connections: 4, threads: 2, seconds: 1 });
+      expect(result.requests).toBeGreaterThan(30);
+      expect([...hits.keys()].sort()).toEqual(paths);
+      // Taken in turn: no path gets much more than its share.
+      for (const count of hits.values()) expect(count).toBeGreaterThan(result.requests / paths.length / 2);
+    } finally {
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it.skipIf(!HAS_WRK)('sends exactly the scripted request through the real wrk, a new Idempotency-Key each time', async () => {
     const seen: Array<{ method: string; url: string; key: string; type: string; body: string }> = [];
     const server = http.createServer((req, res) => {
