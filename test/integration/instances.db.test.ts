@@ -148,7 +148,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
 
     const voice = pattern(9_600, 5);
     await streamAudio(mic, voice, 960, 1);
-    expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+    expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
     expect(ear.frames.find((frame) => frame.type === 'provenance')).toMatchObject({ engine: 'test' });
 
     // Ended through the instance without the room: both sockets close as the call ended.
@@ -176,7 +176,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     for (let offset = 0; offset < voice.length; offset += 320) pbx.send(0x10, voice.subarray(offset, offset + 320));
     // In: the room hears the phone (its side's listen socket, at 24 kHz) ...
     const wide = new Upsampler8kTo24k().process(voice);
-    expect((await ear.waitForBytes(wide.length, 15_000)).subarray(0, wide.length).equals(wide)).toBe(true);
+    expect((await ear.waitForBytes(wide.length)).subarray(0, wide.length).equals(wide)).toBe(true);
     // ... and out: the phone hears what its side hears (its own voice), back at 8 kHz in 320-byte frames.
     const expected = new Downsampler24kTo8k().process(wide).subarray(0, voice.length - 320);
     await waitUntil(() => pbx.audio().length * 320 >= expected.length, 15_000, 'the echo on the line');
@@ -203,7 +203,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const voice = pcm16ToMulaw(sine(3_200, 8_000, 300)); // 0.4 s of 8 kHz mu-law
     phone.media(voice);
     const wide = new Upsampler8kTo24k().process(mulawToPcm16(voice));
-    expect((await ear.waitForBytes(wide.length, 15_000)).subarray(0, wide.length).equals(wide)).toBe(true);
+    expect((await ear.waitForBytes(wide.length)).subarray(0, wide.length).equals(wide)).toBe(true);
     const expected = pcm16ToMulaw(new Downsampler24kTo8k().process(wide)).subarray(0, voice.length - FRAME_BYTES);
     expect((await phone.waitForAudio(expected.length, 15_000)).subarray(0, expected.length).equals(expected)).toBe(true);
     expect(second.server.media.room(call.id)).toBeUndefined();
@@ -242,8 +242,8 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const customerVoice = pattern(4_800, 20_000);
     await streamAudio(agentMic, agentVoice, 960, 1);
     await streamAudio(customerMic, customerVoice, 960, 1);
-    expect((await customerHears.waitForBytes(agentVoice.length, 15_000)).equals(negate(agentVoice))).toBe(true);
-    expect((await agentHears.waitForBytes(customerVoice.length, 15_000)).equals(negate(customerVoice))).toBe(true);
+    expect((await customerHears.waitForBytes(agentVoice.length)).equals(negate(agentVoice))).toBe(true);
+    expect((await agentHears.waitForBytes(customerVoice.length)).equals(negate(customerVoice))).toBe(true);
     expect(customerHears.frames.find((frame) => frame.type === 'provenance')).toEqual({ type: 'provenance', engine: 'fake', model: 'negate' });
     for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
   });
@@ -412,7 +412,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
       const again = await connect(streamUrl(second, onSecond));
       const voice = pattern(4_800, 9);
       again.send(voice);
-      expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+      expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
       expect(second.server.media.room(call.id)).toBeDefined();
       expect((await (await callApi(second).api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
       again.close();
@@ -453,10 +453,10 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
       expect(holder).not.toBe(survivor.server.app.instanceId);
       // A listen socket on the survivor, relayed to that room, hears the agent's voice (test mode).
       const relayedEar = await Listener.open(listenUrl(survivor, await calls.join(call.id, call.agentKey)));
-      await relayedEar.waitForFrame((frame) => frame.type === 'provenance', 10_000); // greeted: it is in the room
+      await relayedEar.waitForFrame((frame) => frame.type === 'provenance'); // greeted: it is in the room
       const before = pattern(4_800, 3);
       mic.send(before);
-      expect((await relayedEar.waitForBytes(before.length, 15_000)).equals(before)).toBe(true);
+      expect((await relayedEar.waitForBytes(before.length)).equals(before)).toBe(true);
 
       doomed.process.kill('SIGKILL');
       await doomed.exited;
@@ -469,13 +469,13 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
       // The side reconnects to the survivor: the room is taken over there and the call carries on.
       const again = await calls.join(call.id, call.agentKey);
       const ear = await Listener.open(listenUrl(survivor, again));
-      await ear.waitForFrame((frame) => frame.type === 'provenance', 10_000);
+      await ear.waitForFrame((frame) => frame.type === 'provenance');
       expect(await redis.get(roomKey)).toBe(survivor.server.app.instanceId);
       expect(survivor.server.media.room(call.id)).toBeDefined();
       const newMic = await connect(streamUrl(survivor, again));
       const voice = pattern(4_800, 11);
       newMic.send(voice);
-      expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+      expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
       expect((await (await calls.api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
       newMic.close();
       ear.close();

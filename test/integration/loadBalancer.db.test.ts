@@ -63,7 +63,7 @@ describe.skipIf(backendName !== 'postgres')('two instances behind nginx (deploy/
     const mic = await connect(streamUrl(through, agent));
     const voice = pattern(9_600, 21);
     mic.send(voice);
-    expect((await ear.waitForBytes(voice.length, 15_000)).equals(voice)).toBe(true);
+    expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
     const holders = instances.filter((instance) => instance.server.media.room(call.id) !== undefined);
     expect(holders).toHaveLength(1);
     expect(instances.map((instance) => instance.server.media.stats().bridgeRelaysOpened)).toEqual([0, 0]);

@@ -39,8 +39,8 @@ describe(`a live call interpreted through the realtime API (${backendName})`, ()
     await streamAudio(customerMic, customerVoice, 4_800, 20);
 
     // The stand-in "interprets" by negating the samples: what each side hears is the other's voice so.
-    const customerGot = await customerHears.waitForBytes(agentVoice.length, 10_000);
-    const agentGot = await agentHears.waitForBytes(customerVoice.length, 10_000);
+    const customerGot = await customerHears.waitForBytes(agentVoice.length);
+    const agentGot = await agentHears.waitForBytes(customerVoice.length);
     expect(customerGot.subarray(0, agentVoice.length).equals(negatePcm16(agentVoice))).toBe(true);
     expect(agentGot.subarray(0, customerVoice.length).equals(negatePcm16(customerVoice))).toBe(true);
 

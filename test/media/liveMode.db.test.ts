@@ -211,8 +211,8 @@ describe(`media plane, live mode (${backendName})`, () => {
     const agentMic = await connect(streamUrl(t, agent));
     const customerMic = await connect(streamUrl(t, customer));
     const stopTalking = keepTalking(agentMic, customerMic);
-    await agentHears.waitForFrame(exhausted, 8_000);
-    await customerHears.waitForFrame(exhausted, 2_000);
+    await agentHears.waitForFrame(exhausted);
+    await customerHears.waitForFrame(exhausted);
     expect(instances).toHaveLength(2);
     await waitUntil(() => instances.every((i) => i.closed), 2_000, 'interpreters to close');
     expect(customerHears.frames.filter((f) => f.type === 'provenance').at(-1)).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
@@ -241,7 +241,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     const agentMic = await connect(streamUrl(t, agent));
     const customerMic = await connect(streamUrl(t, customer));
     const stopTalking = keepTalking(agentMic, customerMic);
-    await customerHears.waitForFrame(exhausted, 10_000);
+    await customerHears.waitForFrame(exhausted);
     await stopTalking();
     await waitUntil(async () => (await balanceOf(orgId)) <= 0, 2_000, 'the charge');
     const perSecond = Math.round(100_000 / 60);
@@ -260,7 +260,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     const agentMic = await connect(streamUrl(t, agent));
     const customerMic = await connect(streamUrl(t, customer));
     const stopTalking = keepTalking(agentMic, customerMic);
-    await customerHears.waitForFrame(exhausted, 8_000);
+    await customerHears.waitForFrame(exhausted);
     await waitUntil(() => instances.length === 2 && instances.every((i) => i.closed), 2_000, 'interpreters to close');
 
     const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: 5 } });

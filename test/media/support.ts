@@ -1,5 +1,6 @@
 // Helpers for media-plane tests: calls and joins over the API, WebSocket stream/listen/signal clients, and a
 // scripted AudioSocket (PBX) client over TCP.
+import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { vi } from 'vitest';
 import { WebSocket } from 'ws';
@@ -122,6 +123,32 @@ export async function withServerClockStopped<T>(work: () => Promise<T>): Promise
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * What a socket client has received, waited on by event rather than by the clock: `find` is asked now
+ * and each time something arrives; the wait fails as soon as the socket closes without it.
+ */
+class Arrivals extends EventEmitter {
+  constructor(private readonly ws: WebSocket) {
+    super();
+    ws.on('message', () => this.emit('arrived'));
+    ws.once('close', () => this.emit('arrived'));
+  }
+
+  waitFor<T>(find: () => T | undefined, what: string): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = find();
+        if (found !== undefined) resolve(found);
+        else if (this.ws.readyState === WebSocket.CLOSED) reject(new Error(`the socket closed before ${what} arrived`));
+        else return;
+        this.off('arrived', check);
+      };
+      this.on('arrived', check);
+      check();
+    });
+  }
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Frame = Record<string, any>;
 
@@ -130,12 +157,14 @@ export class Listener {
   readonly chunks: Buffer[] = [];
   readonly frames: Frame[] = [];
   readonly closed: Promise<Closed>;
+  private readonly arrivals: Arrivals;
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => {
       if (isBinary) this.chunks.push(data as Buffer);
       else this.frames.push(JSON.parse(data.toString()));
     });
+    this.arrivals = new Arrivals(ws);
     this.closed = whenClosed(ws);
   }
 
@@ -161,14 +190,13 @@ export class Listener {
     );
   }
 
-  async waitForFrame(match: (frame: Frame) => boolean, timeoutMs = 5_000): Promise<Frame> {
-    await waitUntil(() => this.frames.some(match), timeoutMs, 'a text frame');
-    return this.frames.find(match)!;
+  waitForFrame(match: (frame: Frame) => boolean): Promise<Frame> {
+    return this.arrivals.waitFor(() => this.frames.find(match), 'a matching text frame');
   }
 
-  async waitForBytes(bytes: number, timeoutMs = 5_000): Promise<Buffer> {
-    await waitUntil(() => this.chunks.reduce((n, c) => n + c.length - WAV_HEADER_BYTES, 0) >= bytes, timeoutMs, `${bytes} bytes of audio`);
-    return this.pcm();
+  waitForBytes(bytes: number): Promise<Buffer> {
+    const received = () => this.chunks.reduce((n, c) => n + c.length - WAV_HEADER_BYTES, 0);
+    return this.arrivals.waitFor(() => (received() >= bytes ? this.pcm() : undefined), `${bytes} bytes of audio`);
   }
 
   close(): void {
@@ -187,11 +215,13 @@ export class Signal {
   readonly texts: string[] = [];
   readonly frames: Frame[] = [];
   readonly closed: Promise<Closed>;
+  private readonly arrivals: Arrivals;
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
       this.texts.push(data.toString());
       this.frames.push(JSON.parse(data.toString()));
     });
+    this.arrivals = new Arrivals(ws);
     this.closed = whenClosed(ws);
   }
 
@@ -206,9 +236,8 @@ export class Signal {
   }
 
   /** The first frame from the `after`-th on that matches. */
-  async next(match: (frame: Frame) => boolean, after = 0, timeoutMs = 5_000): Promise<Frame> {
-    await waitUntil(() => this.frames.slice(after).some(match), timeoutMs, 'a signalling frame');
-    return this.frames.slice(after).find(match)!;
+  next(match: (frame: Frame) => boolean, after = 0): Promise<Frame> {
+    return this.arrivals.waitFor(() => this.frames.slice(after).find(match), 'a matching signalling frame');
   }
 
   send(frame: unknown): void {

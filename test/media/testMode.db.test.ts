@@ -179,7 +179,7 @@ describe(`media plane, test mode (${backendName})`, () => {
         laptop.send(voiceB.subarray(offset, offset + 960));
         await waitUntil(() => received() >= before + 2, 15_000, 'both frames read');
       }
-      return ear.waitForBytes(voiceA.length, 15_000);
+      return ear.waitForBytes(voiceA.length);
     });
     // Mixed as far as both had sent and no further: nothing of one source alone, no padding.
     expect(heard.length).toBe(voiceA.length);
@@ -188,7 +188,7 @@ describe(`media plane, test mode (${backendName})`, () => {
     // When one source goes quiet the other is heard alone, without waiting for it.
     const alone = pattern(2_400, 500);
     await streamAudio(headset, alone, 960, 20);
-    const after = await ear.waitForBytes(voiceA.length + alone.length, 15_000);
+    const after = await ear.waitForBytes(voiceA.length + alone.length);
     expect(after.subarray(voiceA.length).equals(alone)).toBe(true);
     headset.close();
     laptop.close();
@@ -316,7 +316,7 @@ describe(`media plane, test mode (${backendName})`, () => {
     const stats = t.server.media.room(id)!.stats();
     expect(stats.chunksDropped).toBeGreaterThan(100);
     ear.ws.resume();
-    const slow = await ear.waitForFrame((f) => f.type === 'notice' && f.code === 'listener_slow', 10_000);
+    const slow = await ear.waitForFrame((f) => f.type === 'notice' && f.code === 'listener_slow');
     expect(slow.message).toMatch(/dropped/);
     expect(ear.frames.filter((f) => f.code === 'listener_slow')).toHaveLength(1);
     mic.close();

@@ -71,7 +71,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     // Agent hears: the phone's voice decoded, up to 24 kHz, interpreted (negated), in whole interpreter frames.
     const phoneWide = new Upsampler8kTo24k().process(mulawToPcm16(phoneVoice));
     const interpretedBytes = Math.floor(phoneWide.length / INTERPRETER_FRAME_BYTES) * INTERPRETER_FRAME_BYTES;
-    const agentGot = await agentHears.waitForBytes(interpretedBytes, 15_000);
+    const agentGot = await agentHears.waitForBytes(interpretedBytes);
     expect(agentGot.subarray(0, interpretedBytes).equals(negatePcm16(phoneWide.subarray(0, interpretedBytes)))).toBe(true);
 
     // The phone hears: the agent interpreted (negated), down to 8 kHz, mu-law, in 160-byte frames.
@@ -104,7 +104,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     phone.start({ token });
     // Audio for a stream whose token is still being checked is not queued for it: wait until it is in.
     await waitUntil(() => t.server.media.stats().twilioStreams === 1, 15_000, 'the phone stream admitted');
-    await customerHears.waitForFrame((frame) => frame.type === 'provenance', 15_000);
+    await customerHears.waitForFrame((frame) => frame.type === 'provenance');
 
     const silence = Buffer.alloc(INTERPRETER_FRAME_BYTES); // a silent frame ends a turn of speech
     const turn1 = sine(48_000, 24_000, 440); // two seconds
@@ -112,10 +112,10 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     // The phone's clock stands still: it plays no further than its first frame, so turn 1 stays queued.
     await withServerClockStopped(async () => {
       await streamAudio(agentMic, Buffer.concat([turn1, silence]), 4_800);
-      await customerHears.waitForBytes(turn1.length, 15_000);
+      await customerHears.waitForBytes(turn1.length);
       expect(phone.received.some((frame) => frame.event === 'clear')).toBe(false);
       await streamAudio(agentMic, Buffer.concat([turn2, silence]), 4_800);
-      await customerHears.waitForBytes(turn1.length + turn2.length, 15_000);
+      await customerHears.waitForBytes(turn1.length + turn2.length);
       await phone.waitFor((frame) => frame.event === 'clear');
     });
 
