@@ -42,6 +42,11 @@ describe(`typed client (${backendName})`, () => {
     const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(t.url).port) });
     await proxy.start();
     let raw = '';
+    // Woken whenever more of the stream's bytes arrive.
+    let rawGrew: Array<() => void> = [];
+    const rawUntil = async (holds: (text: string) => boolean) => {
+      while (!holds(raw)) await new Promise<void>((resolve) => rawGrew.push(resolve));
+    };
     const opened: Array<() => void> = [];
     const whenOpen = () => new Promise<void>((resolve) => opened.push(resolve));
     const drops: unknown[] = [];
@@ -53,7 +58,12 @@ describe(`typed client (${backendName})`, () => {
       void (async () => {
         const decoder = new TextDecoder();
         try {
-          for await (const chunk of theirs) raw += decoder.decode(chunk, { stream: true });
+          for await (const chunk of theirs) {
+            raw += decoder.decode(chunk, { stream: true });
+            const waiting = rawGrew;
+            rawGrew = [];
+            for (const wake of waiting) wake();
+          }
         } catch {
           // the connection dropped
         }
@@ -73,7 +83,7 @@ describe(`typed client (${backendName})`, () => {
       const next = events.next();
       await first;
       // Heartbeats between opening and the first event.
-      while (raw.split(': heartbeat').length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+      await rawUntil((text) => text.split(': heartbeat').length >= 3);
       const a = await unwrap(api.POST('/v1/sessions', { body: { agent_language: 'en', external_id: 'first' } }));
       const eventA = (await next).value as Event;
       expect(eventA).toMatchObject({ type: 'session.created', livemode: false, data: { id: a.id } });
