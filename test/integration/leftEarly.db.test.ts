@@ -4,6 +4,7 @@
 // would otherwise keep every later event of the organization from every stream, for good.
 // PostgreSQL only: the test holds the request in authentication with a table lock, which PGlite's single
 // connection cannot wait on beside other statements.
+import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
@@ -12,22 +13,24 @@ import { startTestServer, type TestServer } from '../support/testServer.js';
 
 describe.skipIf(backendName !== 'postgres')('a client that leaves before its request is handled', () => {
   let t: TestServer;
-  const logged: Array<{ msg?: string; req?: { url?: string } }> = [];
+  /** The server's log lines as they are written. */
+  const log = new EventEmitter();
 
   beforeAll(async () => {
-    t = await startTestServer({}, {
-      logLevel: 'info',
-      logDestination: { write: (line: string) => void logged.push(JSON.parse(line)) },
-    });
+    t = await startTestServer({}, { logLevel: 'info', logDestination: { write: (line: string) => void log.emit('line', JSON.parse(line)) } });
   });
   afterAll(() => t?.stop());
 
-  const until = async (done: () => boolean | Promise<boolean>, what: string) => {
-    for (const deadline = Date.now() + 20_000; !(await done()); ) {
-      if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
+  /** The first `event` of `emitter` whose argument matches, waited for as it happens. */
+  const first = <T>(emitter: EventEmitter, event: string, match: (value: T) => boolean): Promise<T> =>
+    new Promise((resolve) => {
+      const listener = (value: T) => {
+        if (!match(value)) return;
+        emitter.off(event, listener);
+        resolve(value);
+      };
+      emitter.on(event, listener);
+    });
 
   it("does not hold back its organization's events", async () => {
     const org = await t.createOrg();
@@ -41,6 +44,13 @@ describe.skipIf(backendName !== 'postgres')('a client that leaves before its req
     // Authentication of the next request waits on this lock.
     const locker = await db.transaction();
     await locker.raw('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+    const authenticating = first<{ sql: string }>(db, 'query', (query) => /\bapi_keys\b/.test(query.sql));
+    const left = first<{ msg?: string; req?: { url?: string } }>(log, 'line', (line) => line.msg === 'request aborted' && line.req?.url === messagesPath);
+    const stored = new Promise<void>((resolve) => {
+      const unsubscribe = t.server.app.events.subscribe((event) => {
+        if (event.sessionId === session.id && event.payload.type === 'message.created') resolve(unsubscribe());
+      });
+    });
     const body = JSON.stringify({ sender: 'agent', text: 'Sent by a client that will not wait' });
     const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
     socket.on('error', () => undefined);
@@ -48,15 +58,14 @@ describe.skipIf(backendName !== 'postgres')('a client that leaves before its req
       `POST ${messagesPath} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${unseenKey}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
-    await until(async () => {
-      const { rows } = await db.raw(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%api_keys%'`);
-      return rows[0].waiting > 0;
-    }, 'the request to wait in authentication');
+    await authenticating; // sent, so waiting on the lock
     socket.destroy();
-    await until(() => logged.some((line) => line.msg === 'request aborted' && line.req?.url === messagesPath), 'the server to see the client leave');
+    await left; // the server saw the client go
     await locker.commit();
-    // The request goes on without its client and stores the message (and its event).
-    await until(async () => (await db('messages').where({ session_id: session.id }).count({ n: '*' }))[0].n === 1, 'the message');
+    // The request goes on without its client, stores the message and publishes its event (held back
+    // for good before the fix: the test then times out here).
+    await stored;
+    expect((await db('messages').where({ session_id: session.id }).count({ n: '*' }))[0].n).toBe(1);
 
     const stream = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${key}` });
     try {
