@@ -44,7 +44,6 @@ describe(`kill -9 under load (${backendName})`, () => {
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     AUDIOSOCKET_PORT: '0',
-    LOG_LEVEL: 'warn',
     TRANSLATION_ENGINE: 'deepl',
     DEEPL_API_KEY: 'deepl-crash',
     DEEPL_BASE_URL: deepl.url,

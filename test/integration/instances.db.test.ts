@@ -439,7 +439,6 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
       ADMIN_TOKEN: TEST_ADMIN_TOKEN,
       DATA_DIR: dataDir,
       AUDIOSOCKET_PORT: '0',
-      LOG_LEVEL: 'warn',
     });
     const redis = new Redis(REDIS_URL);
     try {

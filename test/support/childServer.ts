@@ -13,30 +13,29 @@ export interface ChildServer {
   output(): string;
 }
 
-/** Starts the server with `env` added to this process's and waits until it answers /healthz. */
+/**
+ * Starts the server with `env` added to this process's and waits until it says it listens (its
+ * log line, so the level is at least info); an exit before that fails at once.
+ */
 export async function startChildServer(env: Record<string, string>): Promise<ChildServer> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, ...env, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      exitCode = code;
-      resolve(code);
-    }),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  await pollUntil(async () => {
-    if (exitCode !== undefined) throw new Error(`the server exited (${exitCode}):\n${output}`);
-    return (await fetch(`${url}/healthz`).catch(() => null))?.ok === true;
-  }, 'the server answers /healthz');
-  return { process: child, url, exited, output: () => output };
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('"msg":"server listening"')) resolve();
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    void exited.then((code) => reject(new Error(`the server exited (${code}):\n${output}`)));
+  });
+  return { process: child, url: `http://127.0.0.1:${port}`, exited, output: () => output };
 }
 
 /** Checks `condition` every 50 ms until it holds; fails after `timeoutMs`. */
