@@ -14,7 +14,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../services/apiKeys.js'
 import { getOrganization, presentOrganization } from '../services/organizations.js';
 import { listSessions } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
-import { listDeliveries, resendDelivery } from '../webhooks/deliveries.js';
+import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js';
 import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
 import { checkCsrf, isSameOriginPath, readCookie, signedInMember, signInUrl, type SignedInMember } from './session.js';
@@ -150,7 +150,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     const payer: Payer = { orgId: view.member.orgId, mode: view.mode };
     const endpoints = await listEndpoints(app.db, payer);
     const items = await Promise.all(
-      endpoints.map(async (endpoint) => ({ endpoint, deliveries: await listDeliveries(app.db, payer, endpoint.id, { limit: RECENT_DELIVERIES }) })),
+      endpoints.map(async (endpoint) => ({ endpoint, deliveries: await deliveriesOf(app.db, endpoint.id, { limit: RECENT_DELIVERIES }) })),
     );
     page(res, webhooksPage(view, items, outcome), status);
   };

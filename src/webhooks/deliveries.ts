@@ -93,6 +93,11 @@ export interface DeliveryFilter {
 /** An endpoint's deliveries, newest first, each with its attempts (oldest first). */
 export async function listDeliveries(db: Knex, payer: Payer, endpointId: string, filter: DeliveryFilter): Promise<DeliveryOut[]> {
   await findEndpoint(db, payer, endpointId);
+  return deliveriesOf(db, endpointId, filter);
+}
+
+/** The deliveries of an endpoint the caller already knows is the payer's. */
+export async function deliveriesOf(db: Knex, endpointId: string, filter: DeliveryFilter): Promise<DeliveryOut[]> {
   const query = db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId });
   if (filter.status) query.andWhere({ status: filter.status });
   const rows = await query

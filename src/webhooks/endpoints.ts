@@ -8,7 +8,7 @@ import { errors } from '../errors.js';
 import type { components } from '../generated/api.js';
 import { newId } from '../ids.js';
 import { sealText } from '../sealing.js';
-import { findOwned } from '../services/owned.js';
+import { findOwned, listOwned } from '../services/owned.js';
 import { isLocalName, isPrivateAddress, literalAddress } from './addresses.js';
 import { newWebhookSecret } from './signing.js';
 
@@ -131,15 +131,8 @@ export async function createEndpoint(
   return { ...presentEndpoint(row), secret };
 }
 
-export async function listEndpoints(db: Knex, payer: Payer, limit = 50): Promise<WebhookEndpointOut[]> {
-  const rows = await db<WebhookEndpointRow>('webhook_endpoints')
-    .where({ org_id: payer.orgId, mode: payer.mode })
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(limit);
-  return rows.map(presentEndpoint);
+export async function listEndpoints(db: Knex, payer: Payer, limit?: number): Promise<WebhookEndpointOut[]> {
+  return (await listOwned<WebhookEndpointRow>(db, 'webhook_endpoints', payer, { limit })).map(presentEndpoint);
 }
 
 export interface EndpointChange {
