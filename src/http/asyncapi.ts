@@ -2,10 +2,9 @@
 // event schemas have one source, the contract: the file names them as OpenAPI-format payloads
 // (`openapi.yaml#/components/schemas/...`), and the served document carries copies of them (and of the
 // schemas they use), converted from OpenAPI 3.0's dialect to AsyncAPI's JSON Schema, so that it stands
-// alone. Built on first use, not at start-up.
+// alone. Built on first use, not at start-up (nor is the YAML parser loaded before then).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import YAML from 'yaml';
 import { contractCopy } from './contract.js';
 
 type Json = Record<string, any>;
@@ -17,7 +16,7 @@ const OPENAPI_FORMAT = /^application\/vnd\.oai\.openapi/;
 /** Keywords whose values are data, not schemas: copied as they are. */
 const LITERAL_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required']);
 
-export const readAsyncApiSource = (): Json => YAML.parse(readFileSync(sourceFile, 'utf8'));
+export const readAsyncApiSource = async (): Promise<Json> => (await import('yaml')).default.parse(readFileSync(sourceFile, 'utf8'));
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -83,8 +82,8 @@ export interface Addresses {
 }
 
 /** The document as this deployment serves it: its servers are where this server is reached. */
-export function servedAsyncApi(addresses: Addresses): Json {
-  const document = bundleAsyncApi(readAsyncApiSource(), contractCopy());
+export async function servedAsyncApi(addresses: Addresses): Promise<Json> {
+  const document = bundleAsyncApi(await readAsyncApiSource(), contractCopy());
   const base = new URL(addresses.publicBaseUrl);
   const secure = base.protocol === 'https:';
   const { api, events, audiosocket } = document.servers;

@@ -2,7 +2,6 @@
 // plain rendering (channels, operations, messages with their payloads, close codes) made on the server:
 // no renderer package, no script.
 import express from 'express';
-import YAML from 'yaml';
 import type { AppContext } from '../appContext.js';
 import { servedAsyncApi } from '../http/asyncapi.js';
 import { pageSecurity } from '../http/securityHeaders.js';
@@ -65,24 +64,24 @@ ${pre(document.components.schemas)}`,
 }
 
 export function asyncApiRouter(app: Pick<AppContext, 'config' | 'audioSocketPort'>): express.Router {
-  // Made on first request: the AudioSocket port is known only once its server listens.
-  let served: { json: string; yaml: string; page: string } | undefined;
-  const document = () => {
-    if (!served) {
-      const built = servedAsyncApi({ publicBaseUrl: app.config.publicBaseUrl, audioSocketHost: app.config.audioSocketHost, audioSocketPort: app.audioSocketPort });
-      served = { json: JSON.stringify(built), yaml: YAML.stringify(built), page: renderPage(built) };
-    }
-    return served;
+  // Made on first request: the AudioSocket port is known only once its server listens, and the YAML
+  // parser is not needed to start the server.
+  let served: Promise<{ json: string; yaml: string; page: string }> | undefined;
+  const build = async () => {
+    const built = await servedAsyncApi({ publicBaseUrl: app.config.publicBaseUrl, audioSocketHost: app.config.audioSocketHost, audioSocketPort: app.audioSocketPort });
+    const YAML = (await import('yaml')).default;
+    return { json: JSON.stringify(built), yaml: YAML.stringify(built), page: renderPage(built) };
   };
+  const document = () => (served ??= build());
   const router = express.Router();
-  router.get('/asyncapi.json', (_req, res) => {
-    res.type('application/json').send(document().json);
+  router.get('/asyncapi.json', async (_req, res) => {
+    res.type('application/json').send((await document()).json);
   });
-  router.get('/asyncapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(document().yaml);
+  router.get('/asyncapi.yaml', async (_req, res) => {
+    res.type('application/yaml').send((await document()).yaml);
   });
-  router.get('/docs/asyncapi', pageSecurity('self'), (_req, res) => {
-    res.type('html').send(document().page);
+  router.get('/docs/asyncapi', pageSecurity('self'), async (_req, res) => {
+    res.type('html').send((await document()).page);
   });
   return router;
 }

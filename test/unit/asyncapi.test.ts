@@ -88,10 +88,11 @@ function asyncApiProblems(document: Json): string[] {
   return problems;
 }
 
+const source = await readAsyncApiSource();
+const served = await servedAsyncApi({ publicBaseUrl: 'https://calls.example.com', audioSocketHost: 'pbx.example.com', audioSocketPort: 9092 });
+
 describe('the AsyncAPI document', () => {
   const openapi = contractCopy();
-  const source = readAsyncApiSource();
-  const served = servedAsyncApi({ publicBaseUrl: 'https://calls.example.com', audioSocketHost: 'pbx.example.com', audioSocketPort: 9092 });
   const payload = schemaValidator(served, 'asyncapi.json');
   const messageOf = (ref: string): Json => served.components.messages[ref.split('/').pop()!];
   const channelMessages = (channel: string) => Object.values<Json>(served.channels[channel].messages).map((ref) => messageOf(ref.$ref));
@@ -114,11 +115,11 @@ describe('the AsyncAPI document', () => {
     expect({ ...served, servers: undefined }).toEqual({ ...bundleAsyncApi(source, openapi), servers: undefined });
   });
 
-  it("names this deployment's addresses as its servers", () => {
+  it("names this deployment's addresses as its servers", async () => {
     expect(served.servers.api).toMatchObject({ host: 'calls.example.com', protocol: 'wss' });
     expect(served.servers.events).toMatchObject({ host: 'calls.example.com', protocol: 'https' });
     expect(served.servers.audiosocket).toMatchObject({ host: 'pbx.example.com:9092', protocol: 'tcp' });
-    const plain = servedAsyncApi({ publicBaseUrl: 'http://localhost:8080', audioSocketHost: 'localhost', audioSocketPort: 9092 });
+    const plain = await servedAsyncApi({ publicBaseUrl: 'http://localhost:8080', audioSocketHost: 'localhost', audioSocketPort: 9092 });
     expect([plain.servers.api.protocol, plain.servers.events.protocol]).toEqual(['ws', 'http']);
   });
 
