@@ -40,14 +40,43 @@ function payloadOf(event: NewEvent): EventPayload {
   };
 }
 
-export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> {
+/** An event about to be stored: its payload, serialised once (these bytes are stored and streamed). */
+interface PreparedEvent {
+  event: NewEvent;
+  payload: EventPayload;
+  payloadJson: string;
+}
+
+function prepare(event: NewEvent): PreparedEvent {
   const payload = payloadOf(event);
-  // Serialised once: these bytes are stored, and sent to every stream that shows the event as stored.
-  const payloadJson = JSON.stringify(payload);
+  return { event, payload, payloadJson: JSON.stringify(payload) };
+}
+
+const queuedFor = (db: Knex, { event, payload }: PreparedEvent, onlyIf?: string) =>
+  queueDeliveries(db, { id: payload.id, type: event.type, orgId: event.orgId, mode: event.mode, createdAt: payload.created_at }, onlyIf);
+
+function recorded({ event, payloadJson }: PreparedEvent, seq: number, webhookDeliveries: number): BusEvent {
+  const busEvent: BusEvent = {
+    // What a stream replaying the log would read: the payload as it was stored, not the caller's objects.
+    payload: JSON.parse(payloadJson),
+    payloadJson,
+    orgId: event.orgId,
+    mode: event.mode,
+    sessionId: event.sessionId ?? null,
+    callId: event.callId ?? null,
+    seq,
+  };
+  if (event.signal) busEvent.signal = event.signal;
+  if (webhookDeliveries) busEvent.webhookDeliveries = webhookDeliveries;
+  return busEvent;
+}
+
+export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> {
+  const prepared = prepare(event);
+  const { payload, payloadJson } = prepared;
   // One statement stores the event and queues its webhook deliveries: both commit, or neither.
-  const queued = queueDeliveries(db, { id: payload.id, type: event.type, orgId: event.orgId, mode: event.mode, createdAt: payload.created_at });
   const [row]: Array<{ seq: number; webhook_deliveries: number }> = await db('events')
-    .with('queued', queued)
+    .with('queued', queuedFor(db, prepared))
     .insert({
       id: payload.id,
       org_id: event.orgId,
@@ -60,19 +89,63 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
       payload: payloadJson,
     } as never)
     .returning(['seq', db.raw('(select count(*) from queued)::int as webhook_deliveries')] as never);
-  const recorded: BusEvent = {
-    // What a stream replaying the log would read: the payload as it was stored, not the caller's objects.
-    payload: JSON.parse(payloadJson),
-    payloadJson,
-    orgId: event.orgId,
-    mode: event.mode,
-    sessionId: event.sessionId ?? null,
-    callId: event.callId ?? null,
-    seq: row.seq,
-  };
-  if (event.signal) recorded.signal = event.signal;
-  if (row.webhook_deliveries) recorded.webhookDeliveries = row.webhook_deliveries;
-  return recorded;
+  return recorded(prepared, row.seq, row.webhook_deliveries);
+}
+
+/**
+ * An INSERT ... RETURNING * that stores one row or none, and the WITH clauses it reads from (`name AS
+ * (...)`, comma-separated): PostgreSQL allows data-modifying WITH clauses only at the top of a statement.
+ */
+export interface AnnouncedInsert {
+  with: Knex.Raw;
+  insert: Knex.Raw;
+}
+
+/**
+ * Stores a row and the event announcing it in one statement, which needs no transaction around it:
+ * the event and its webhook deliveries are stored only when the insert stores a row. The event is
+ * built before the row has an id: its `data.id` is filled in from the stored row, in the statement and
+ * in what is returned (nothing else in `data` may depend on the id).
+ */
+export async function insertAnnounced<Row extends { id: number }>(
+  db: Knex,
+  change: AnnouncedInsert,
+  announce: (row: Row) => NewEvent,
+  prospective: Omit<Row, 'id'>,
+): Promise<{ row: Row; event: BusEvent } | undefined> {
+  const prepared = prepare(announce({ ...prospective, id: 0 } as Row));
+  const { event, payload } = prepared;
+  const { rows } = await db.raw<{ rows: Array<Row & { event_seq: number; webhook_deliveries: number }> }>(
+    `WITH :with, stored AS (:insert),
+     queued AS (:queued),
+     announced AS (
+       INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
+       SELECT :id, :orgId, :mode, :type, :sessionId, :callId, stored.id, :appId,
+              jsonb_set(CAST(:payload AS jsonb), '{data,id}', to_jsonb(stored.id))
+         FROM stored
+       RETURNING seq
+     )
+     SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
+       FROM stored, announced`,
+    {
+      with: change.with,
+      insert: change.insert,
+      queued: queuedFor(db, prepared, 'exists (select 1 from stored)'),
+      id: payload.id,
+      orgId: event.orgId,
+      mode: event.mode,
+      type: event.type,
+      sessionId: event.sessionId ?? null,
+      callId: event.callId ?? null,
+      appId: payload.app_id ?? null,
+      payload: prepared.payloadJson,
+    },
+  );
+  const [stored] = rows;
+  if (!stored) return undefined;
+  const { event_seq: seq, webhook_deliveries: deliveries, ...row } = stored;
+  const announced = { ...prepared, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };
+  return { row: row as unknown as Row, event: recorded(announced, seq, deliveries) };
 }
 
 /** An event that is announced but not kept (typing): it cannot be resumed from. */
@@ -89,15 +162,26 @@ export function ephemeralEvent(event: NewEvent): BusEvent {
 
 /**
  * Runs `work` in a transaction whose `emit` records events with the change; they reach the bus only
- * after the commit, so a stream never shows a change that was rolled back.
+ * after the commit, so a stream never shows a change that was rolled back. `announced` takes events
+ * the work stored itself, in the statement of the change (`insertAnnounced`), in the order of `emit`.
  */
 export async function withEvents<T>(
   db: Knex,
   bus: EventBus,
-  work: (trx: Knex.Transaction, emit: (event: NewEvent) => Promise<void>) => Promise<T>,
+  work: (
+    trx: Knex.Transaction,
+    emit: (event: NewEvent) => Promise<void>,
+    announced: (event: BusEvent) => void,
+  ) => Promise<T>,
 ): Promise<T> {
   const recorded: BusEvent[] = [];
-  const result = await db.transaction((trx) => work(trx, async (event) => void recorded.push(await recordEvent(trx, event))));
+  const result = await db.transaction((trx) =>
+    work(
+      trx,
+      async (event) => void recorded.push(await recordEvent(trx, event)),
+      (event) => void recorded.push(event),
+    ),
+  );
   for (const event of recorded) bus.publish(event);
   return result;
 }

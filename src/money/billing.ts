@@ -3,18 +3,20 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { getOrganization, type OrganizationRow } from '../services/organizationRows.js';
+import { getOrganization, organizationTerms, rememberTerms, type OrganizationRow, type OrganizationTerms } from '../services/organizationRows.js';
 import { bookEntry } from './ledger.js';
 import { balanceRunOut, fundedCallMs, voiceCostMicros } from './prices.js';
 
 /**
- * The paying organization; refuses (402) live billable work once a prepaid balance has nothing left
- * to spend (balance - held <= 0). Invoiced organizations and test mode are never refused for money.
+ * The paying organization's terms; refuses (402) live billable work once a prepaid balance has nothing
+ * left to spend (balance - held <= 0). Invoiced organizations and test mode are never refused for
+ * money, and test mode reads no balance at all.
  */
-export async function fundedPayer(db: Knex, payer: Payer): Promise<OrganizationRow> {
+export async function fundedPayer(db: Knex, payer: Payer): Promise<OrganizationTerms> {
+  if (!isLive(payer)) return organizationTerms(db, payer.orgId);
   const org = await getOrganization(db, payer.orgId);
-  if (isLive(payer) && balanceRunOut(org)) throw errors.paymentRequired();
-  return org;
+  if (balanceRunOut(org)) throw errors.paymentRequired();
+  return rememberTerms(org);
 }
 
 /**

@@ -11,7 +11,7 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import type { OrganizationRow } from '../services/organizationRows.js';
+import type { OrganizationRow, OrganizationTerms } from '../services/organizationRows.js';
 import { formatMicros } from './amounts.js';
 import { entryOfRequest, insertLedgerEntry } from './ledger.js';
 import { availableMicros, costMicros, type Rates, type UsageKind } from './prices.js';
@@ -61,7 +61,7 @@ export async function reserve(
   db: Knex,
   instanceId: string,
   payer: Payer,
-  org: OrganizationRow,
+  org: OrganizationTerms,
   kind: UsageKind,
   quantity: number,
 ): Promise<Reservation> {
@@ -78,11 +78,11 @@ export async function reserveTogether(
   db: Knex,
   instanceId: string,
   payer: Payer,
-  org: OrganizationRow,
+  org: OrganizationTerms,
   parts: HoldPart[],
 ): Promise<Reservation[]> {
   const live = isLive(payer);
-  const prepaid = org.balance_micros !== null;
+  const { prepaid } = org;
   const rates = { text_rate_micros: org.text_rate_micros, voice_rate_micros: org.voice_rate_micros };
   const priced = parts.map(({ kind, quantity }) => ({
     payer,

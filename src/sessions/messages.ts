@@ -1,8 +1,9 @@
 // Messages of a support chat: stored with the text as written and translations for each side.
 import type { Knex } from 'knex';
-import type { Payer } from '../auth/principal.js';
 import type { EventBus } from '../events/bus.js';
-import { ephemeralEvent, withEvents } from '../events/log.js';
+import { ephemeralEvent, insertAnnounced, withEvents, type AnnouncedInsert } from '../events/log.js';
+import type { BusEvent, NewEvent } from '../events/types.js';
+import { isLive, type Payer } from '../auth/principal.js';
 import { baseLanguage, detectLanguage } from '../translation/language.js';
 import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
 import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
@@ -174,57 +175,46 @@ export async function storeMessage(
     customer_text: input.sender === 'customer' ? input.text : translated ?? input.text,
   };
 
+  const voice = voicePart ? { duration_seconds: voicePart.recording.durationSeconds } : undefined;
+  const prospective: Omit<MessageRow, 'id'> = {
+    session_id: session.id,
+    sender: input.sender,
+    author_name: authorFor(session, input),
+    kind: voicePart ? 'voice' : 'text',
+    text: input.text,
+    language,
+    ...sides,
+    translations,
+    request_ref: requestRef,
+    // Set here, not by the database, so that the event announcing the message can be made before it is stored.
+    created_at: new Date(),
+  };
+  const announce = (row: MessageRow) => ({
+    ...sessionEvent(session, 'message.created', presentMessage(row, voice, agentAudioPath)),
+    messageId: row.id,
+  });
+  // Nothing to settle (test mode, or nothing translated) and nothing else to store: one statement.
+  const charges = (translation !== null && isLive(payer)) || voicePart !== undefined;
+  if (!charges && !learnsCustomerLanguage) {
+    const stored = await insertAnnounced(deps.db, insertMessage(deps.db, prospective), announce, prospective);
+    if (!stored) throw sessionClosed();
+    deps.events.publish(stored.event);
+    return { row: stored.row, voice };
+  }
+
   const reservations = translation ? [translation.reservation] : [];
   return releaseOnFailure(deps.db, reservations, () =>
-    withEvents(deps.db, deps.events, async (trx, emit) => {
-      // The session locked (a customer's also marked seen) and the message stored, in one statement:
-      // nothing is stored when the session was closed meanwhile.
-      const lockOpenSession =
-        input.sender === 'customer'
-          ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = :session AND status = 'open' RETURNING id`
-          : `SELECT id FROM sessions WHERE id = :session AND status = 'open' FOR UPDATE`;
-      const {
-        rows: [row],
-      } = await trx.raw<{ rows: MessageRow[] }>(
-        `WITH open AS (${lockOpenSession})
-         INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref)
-         SELECT open.id, :sender, :author, :kind, :text, :language, :agentText, :customerText, CAST(:translations AS jsonb), :requestRef FROM open
-         RETURNING *`,
-        {
-          session: session.id,
-          sender: input.sender,
-          author: authorFor(session, input),
-          kind: voicePart ? 'voice' : 'text',
-          text: input.text,
-          language,
-          agentText: sides.agent_text,
-          customerText: sides.customer_text,
-          translations: JSON.stringify(translations),
-          requestRef,
-        },
-      );
-      if (!row) throw sessionClosed();
-      const recording = voicePart?.recording;
-      const voice = recording ? { duration_seconds: recording.durationSeconds } : undefined;
-      if (recording) {
-        await trx('voice_recordings').insert({
-          message_id: row.id,
-          mime_type: recording.mimeType,
-          duration_seconds: recording.durationSeconds,
-          data: recording.data,
-        });
-      }
+    withEvents(deps.db, deps.events, async (trx, emit, announced) => {
       if (learnsCustomerLanguage) {
+        // Announced before the message, which is in that language.
         const [updated] = await trx<SessionRow>('sessions')
-          .where({ id: session.id })
+          .where({ id: session.id, status: 'open' })
           .update({ customer_language: language })
           .returning('*');
+        if (!updated) throw sessionClosed();
         await emit(sessionEvent(updated, 'session.updated', presentSession(updated)));
       }
-      await emit({
-        ...sessionEvent(session, 'message.created', presentMessage(row, voice, agentAudioPath)),
-        messageId: row.id,
-      });
+      const row = await storeAnnounced(trx, prospective, announce, voicePart?.recording, emit, announced);
       // Charges last: the organization's row stays locked for the shortest time.
       const reference = `message ${row.id}`;
       if (translation) await commitTranslation(trx, translation, { reference, requestRef });
@@ -236,6 +226,71 @@ export async function storeMessage(
       return { row, voice };
     }),
   );
+}
+
+/**
+ * The INSERT of a message that first locks its session (a customer's also marks it seen) and stores
+ * nothing when the session was closed meanwhile: returns the stored row, or no row.
+ */
+function insertMessage(db: Knex, message: Omit<MessageRow, 'id'>): AnnouncedInsert {
+  const lockOpenSession =
+    message.sender === 'customer'
+      ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id`
+      : `SELECT id FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
+  return {
+    with: db.raw(`open AS (${lockOpenSession})`, [message.session_id]),
+    insert: db.raw(
+      `INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
+       SELECT open.id, :sender, :author, :kind, :text, :language, :agentText, :customerText, CAST(:translations AS jsonb), :requestRef, :createdAt FROM open
+       RETURNING *`,
+      {
+        sender: message.sender,
+        author: message.author_name,
+        kind: message.kind,
+        text: message.text,
+        language: message.language,
+        agentText: message.agent_text,
+        customerText: message.customer_text,
+        translations: JSON.stringify(message.translations),
+        requestRef: message.request_ref,
+        createdAt: message.created_at,
+      },
+    ),
+  };
+}
+
+/**
+ * Stores a message and its event in the caller's transaction: in one statement, as a text message
+ * without charges is stored; a voice message's event names its recording's path, which needs the
+ * message's id, so its recording and event follow the message.
+ */
+async function storeAnnounced(
+  trx: Knex.Transaction,
+  prospective: Omit<MessageRow, 'id'>,
+  announce: (row: MessageRow) => NewEvent,
+  recording: Recording | undefined,
+  emit: (event: NewEvent) => Promise<void>,
+  announced: (event: BusEvent) => void,
+): Promise<MessageRow> {
+  if (!recording) {
+    const stored = await insertAnnounced(trx, insertMessage(trx, prospective), announce, prospective);
+    if (!stored) throw sessionClosed();
+    announced(stored.event);
+    return stored.row;
+  }
+  const message = insertMessage(trx, prospective);
+  const {
+    rows: [row],
+  } = await trx.raw<{ rows: MessageRow[] }>('WITH ? ?', [message.with, message.insert]);
+  if (!row) throw sessionClosed();
+  await trx('voice_recordings').insert({
+    message_id: row.id,
+    mime_type: recording.mimeType,
+    duration_seconds: recording.durationSeconds,
+    data: recording.data,
+  });
+  await emit(announce(row));
+  return row;
 }
 
 export interface MessagePage {

@@ -12,7 +12,7 @@ import {
   type ChargeRefs,
   type Reservation,
 } from '../money/index.js';
-import { getOrganization } from '../services/organizations.js';
+import { organizationTerms } from '../services/organizationRows.js';
 import { cacheKey, readCache, writeCache } from './cache.js';
 import { EngineError, type EngineTranslation, type TranslationEngine } from './engine.js';
 import { baseLanguage, characterCount, detectLanguage } from './language.js';
@@ -180,7 +180,7 @@ export async function prepareTranslation(
   const live = isLive(payer);
 
   const gate = needsEngine && !options.allowance;
-  const org = gate ? await fundedPayer(deps.db, payer) : await getOrganization(deps.db, payer.orgId);
+  const org = gate ? await fundedPayer(deps.db, payer) : await organizationTerms(deps.db, payer.orgId);
   const engine = deps.engines.translation(payer.mode);
   const lookup = await lookUp(deps.db, engine, input, planned, live);
   const reservation = options.allowance ?? (await reserve(deps.db, deps.instanceId, payer, org, 'text', lookup.characters));

@@ -49,14 +49,15 @@ export interface QueuedEvent {
  * The INSERT that queues an event for every enabled endpoint of its organization and mode that wants
  * its type, due at once, returning a row per delivery. Meant as a WITH clause of the statement that
  * stores the event (src/events/log.ts): an event is never committed without its deliveries, and
- * storing one costs no extra round trip.
+ * storing one costs no extra round trip. `onlyIf`, an SQL condition, lets that statement decide whether
+ * the event is stored at all.
  */
-export function queueDeliveries(db: Knex, event: QueuedEvent): Knex.Raw {
+export function queueDeliveries(db: Knex, event: QueuedEvent, onlyIf = 'true'): Knex.Raw {
   return db.raw(
     `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
      select e.id, ?, ?, ?::timestamptz, ?::timestamptz from webhook_endpoints e
       where e.org_id = ? and e.mode = ? and e.disabled_at is null
-        and (? = any(e.enabled_events) or '*' = any(e.enabled_events))
+        and (? = any(e.enabled_events) or '*' = any(e.enabled_events)) and ${onlyIf}
      returning 1`,
     [event.id, event.type, event.createdAt, event.createdAt, event.orgId, event.mode, event.type],
   );

@@ -7,6 +7,7 @@ import { reapDeadInstances } from '../../src/instances.js';
 import { release, reserve, settle, type Reservation } from '../../src/money/index.js';
 import { requestRefFor, runIdempotently, type IdempotentRequest } from '../../src/services/idempotency.js';
 import type { OrganizationRow } from '../../src/services/organizations.js';
+import { organizationTerms } from '../../src/services/organizationRows.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
@@ -34,16 +35,16 @@ describe(`reservations and the ledger (${backendName})`, () => {
 
   it('holds the cost without changing the balance, refuses what the available balance cannot cover, then settles or releases', async () => {
     const { id, payer } = await prepaid(0.001); // 1,000 micro-units
-    const first = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 30); // 600
+    const first = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 30); // 600
     expect(first).toMatchObject({ quantity: 30, costMicros: 600, prepaid: true });
     expect(first.holdId).not.toBeNull();
     expect(await orgRow(id)).toMatchObject({ balance_micros: 1_000, held_micros: 600 });
 
-    await expect(reserve(db(), instanceId(), payer, await orgRow(id), 'text', 30)).rejects.toMatchObject({
+    await expect(reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 30)).rejects.toMatchObject({
       status: 402,
       detail: expect.stringMatching(/costs 0\.000600 EUR .* 0\.000400 EUR available/),
     });
-    const second = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 20); // exactly the 400 left
+    const second = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 20); // exactly the 400 left
     expect(await orgRow(id)).toMatchObject({ balance_micros: 1_000, held_micros: 1_000 });
     await release(db(), [second]);
     expect(await orgRow(id)).toMatchObject({ balance_micros: 1_000, held_micros: 600 });
@@ -60,13 +61,13 @@ describe(`reservations and the ledger (${backendName})`, () => {
   it('charges a request once even when it runs again after a crash', async () => {
     const { id, payer } = await prepaid(2);
     const requestRef = requestRefFor('key:key_x', 'crash');
-    const first = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 10);
+    const first = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 10);
     expect(await settleNow(first, requestRef)).toEqual({ quantity: 10, costMicros: 200 });
     // The retry finds what it must translate in the cache: nothing to hold, and the charge it already has.
-    const retry = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 0);
+    const retry = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 0);
     expect(await settleNow(retry, requestRef)).toEqual({ quantity: 10, costMicros: 200 });
     // Even a retry that holds something again is not charged twice, and its hold is freed.
-    const again = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 4);
+    const again = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 4);
     expect(await settleNow(again, requestRef)).toEqual({ quantity: 10, costMicros: 200 });
     expect(await orgRow(id)).toMatchObject({ balance_micros: 2_000_000 - 200, held_micros: 0 });
     expect(await db()('ledger_entries').where({ request_ref: requestRef })).toHaveLength(1);
@@ -74,9 +75,9 @@ describe(`reservations and the ledger (${backendName})`, () => {
 
   it('settles a reservation whose hold was lost only while the available balance still covers it', async () => {
     const { id, payer } = await prepaid(0.001);
-    const lost = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 30); // 600
+    const lost = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 30); // 600
     await release(db(), [lost]);
-    const other = await reserve(db(), instanceId(), payer, await orgRow(id), 'text', 25); // 500 held, 500 available
+    const other = await reserve(db(), instanceId(), payer, await organizationTerms(db(), id), 'text', 25); // 500 held, 500 available
     await expect(settleNow(lost)).rejects.toMatchObject({ status: 402 });
     expect(await orgRow(id)).toMatchObject({ balance_micros: 1_000, held_micros: 500 });
     expect(await db()('ledger_entries').where({ org_id: id, kind: 'text' })).toHaveLength(0);
@@ -88,12 +89,12 @@ describe(`reservations and the ledger (${backendName})`, () => {
 
   it('never holds, and never refuses, for test mode or an invoiced organization', async () => {
     const { id } = await prepaid(0);
-    const test = await reserve(db(), instanceId(), { orgId: id, mode: 'test' }, await orgRow(id), 'text', 1_000);
+    const test = await reserve(db(), instanceId(), { orgId: id, mode: 'test' }, await organizationTerms(db(), id), 'text', 1_000);
     expect(test).toMatchObject({ quantity: 0, costMicros: 0, holdId: null });
     expect(await settleNow(test)).toEqual({ quantity: 0, costMicros: 0 });
 
     const invoiced = await prepaid(null);
-    const live = await reserve(db(), instanceId(), invoiced.payer, await orgRow(invoiced.id), 'voice_message', 90);
+    const live = await reserve(db(), instanceId(), invoiced.payer, await organizationTerms(db(), invoiced.id), 'voice_message', 90);
     expect(live).toMatchObject({ quantity: 90, costMicros: 900_000, holdId: null, prepaid: false });
     expect(await settleNow(live)).toEqual({ quantity: 90, costMicros: 900_000 });
     expect(await orgRow(invoiced.id)).toMatchObject({ balance_micros: null, held_micros: 0 });
@@ -106,7 +107,7 @@ describe(`reservations and the ledger (${backendName})`, () => {
       { id: 'inst_expired', host: 'h', pid: 1, expires_at: new Date(Date.now() - 60_000) },
       { id: 'inst_other_live', host: 'h', pid: 2, expires_at: new Date(Date.now() + 600_000) },
     ]);
-    const org = await orgRow(id);
+    const org = await organizationTerms(db(), id);
     await reserve(db(), 'inst_expired', payer, org, 'text', 100);
     await reserve(db(), 'inst_never_registered', payer, org, 'text', 100);
     const kept = await reserve(db(), 'inst_other_live', payer, org, 'text', 100);
