@@ -4,12 +4,15 @@ import { join } from 'node:path';
 // knex is CommonJS and Node cannot see its named exports: only the default import works.
 import createKnex, { type Knex } from 'knex';
 import ClientPGLite from 'knex-pglite';
+// knex's own PostgreSQL dialect, to name prepared statements (./prepared.ts); knex types only its instance.
+import PostgresDialect from 'knex/lib/dialects/postgres/index.js';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseTimeouts } from '../config.js';
 import { lockDataDir } from './dataDirLock.js';
 import type { PgliteWorkerData } from './pgliteProtocol.js';
 import { PgliteThread } from './pgliteThread.js';
+import { driverOptions } from './prepared.js';
 import { pgTypes } from './types.js';
 
 /**
@@ -21,6 +24,30 @@ class EmbeddedClient extends ClientPGLite {
   processResponse(obj: { method?: string }, runner: unknown): unknown {
     const base = ClientPGLite.prototype as unknown as { processResponse(obj: unknown, runner: unknown): unknown };
     return base.processResponse.call(this, obj.method === 'del' ? { ...obj, method: 'delete' } : obj, runner);
+  }
+
+  _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
+    const base = ClientPGLite.prototype as unknown as DialectQuery;
+    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options) });
+  }
+}
+
+/** A statement as knex hands it to a dialect: its SQL, bindings and driver options. */
+interface CompiledStatement {
+  sql: string;
+  options?: Record<string, unknown>;
+}
+
+/** Every knex dialect's `_query`, which sends a compiled statement on a connection (not in knex's typings). */
+interface DialectQuery {
+  _query(connection: unknown, obj: CompiledStatement): Promise<unknown>;
+}
+
+/** knex's PostgreSQL dialect, which sends statements marked `prepared` as named prepared statements. */
+class PostgresClient extends PostgresDialect {
+  _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
+    const base = PostgresDialect.prototype as unknown as DialectQuery;
+    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options) });
   }
 }
 
@@ -98,7 +125,7 @@ const pgTimeouts = (timeouts: DatabaseTimeouts | undefined) =>
 async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings): Promise<Database> {
   const knex = createKnex({
     log: knexLog(logger),
-    client: 'pg',
+    client: PostgresClient,
     connection: { connectionString: databaseUrl, types: pgTypes, keepAlive: true, ...pgTimeouts(timeouts) },
     pool: {
       min: 0,

@@ -7,6 +7,7 @@ import type { EventBus } from './bus.js';
 import { actingApp } from '../oauth/actingApp.js';
 import { queueDeliveries } from '../webhooks/deliveries.js';
 import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
+import { prepared } from '../db/prepared.js';
 
 interface EventRow {
   seq: number;
@@ -41,21 +42,21 @@ function payloadOf(event: NewEvent): EventPayload {
 }
 
 /** An event about to be stored: its payload, serialised once (these bytes are stored and streamed). */
-interface PreparedEvent {
+interface ReadyEvent {
   event: NewEvent;
   payload: EventPayload;
   payloadJson: string;
 }
 
-function prepare(event: NewEvent): PreparedEvent {
+function readyToStore(event: NewEvent): ReadyEvent {
   const payload = payloadOf(event);
   return { event, payload, payloadJson: JSON.stringify(payload) };
 }
 
-const queuedFor = (db: Knex, { event, payload }: PreparedEvent, onlyIf?: string) =>
+const queuedFor = (db: Knex, { event, payload }: ReadyEvent, onlyIf?: string) =>
   queueDeliveries(db, { id: payload.id, type: event.type, orgId: event.orgId, mode: event.mode, createdAt: payload.created_at }, onlyIf);
 
-function recorded({ event, payloadJson }: PreparedEvent, seq: number, webhookDeliveries: number): BusEvent {
+function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDeliveries: number): BusEvent {
   const busEvent: BusEvent = {
     // What a stream replaying the log would read: the payload as it was stored, not the caller's objects.
     payload: JSON.parse(payloadJson),
@@ -72,11 +73,11 @@ function recorded({ event, payloadJson }: PreparedEvent, seq: number, webhookDel
 }
 
 export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> {
-  const prepared = prepare(event);
-  const { payload, payloadJson } = prepared;
+  const ready = readyToStore(event);
+  const { payload, payloadJson } = ready;
   // One statement stores the event and queues its webhook deliveries: both commit, or neither.
-  const [row]: Array<{ seq: number; webhook_deliveries: number }> = await db('events')
-    .with('queued', queuedFor(db, prepared))
+  const [row]: Array<{ seq: number; webhook_deliveries: number }> = await prepared(db('events'))
+    .with('queued', queuedFor(db, ready))
     .insert({
       id: payload.id,
       org_id: event.orgId,
@@ -89,7 +90,7 @@ export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> 
       payload: payloadJson,
     } as never)
     .returning(['seq', db.raw('(select count(*) from queued)::int as webhook_deliveries')] as never);
-  return recorded(prepared, row.seq, row.webhook_deliveries);
+  return recorded(ready, row.seq, row.webhook_deliveries);
 }
 
 /**
@@ -113,38 +114,40 @@ export async function insertAnnounced<Row extends { id: number }>(
   announce: (row: Row) => NewEvent,
   prospective: Omit<Row, 'id'>,
 ): Promise<{ row: Row; event: BusEvent } | undefined> {
-  const prepared = prepare(announce({ ...prospective, id: 0 } as Row));
-  const { event, payload } = prepared;
-  const { rows } = await db.raw<{ rows: Array<Row & { event_seq: number; webhook_deliveries: number }> }>(
-    `WITH :with, stored AS (:insert),
-     queued AS (:queued),
-     announced AS (
-       INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
-       SELECT :id, :orgId, :mode, :type, :sessionId, :callId, stored.id, :appId,
-              jsonb_set(CAST(:payload AS jsonb), '{data,id}', to_jsonb(stored.id))
-         FROM stored
-       RETURNING seq
-     )
-     SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
-       FROM stored, announced`,
-    {
-      with: change.with,
-      insert: change.insert,
-      queued: queuedFor(db, prepared, 'exists (select 1 from stored)'),
-      id: payload.id,
-      orgId: event.orgId,
-      mode: event.mode,
-      type: event.type,
-      sessionId: event.sessionId ?? null,
-      callId: event.callId ?? null,
-      appId: payload.app_id ?? null,
-      payload: prepared.payloadJson,
-    },
+  const ready = readyToStore(announce({ ...prospective, id: 0 } as Row));
+  const { event, payload } = ready;
+  const { rows } = await prepared(
+    db.raw<{ rows: Array<Row & { event_seq: number; webhook_deliveries: number }> }>(
+      `WITH :with, stored AS (:insert),
+       queued AS (:queued),
+       announced AS (
+         INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
+         SELECT :id, :orgId, :mode, :type, :sessionId, :callId, stored.id, :appId,
+                jsonb_set(CAST(:payload AS jsonb), '{data,id}', to_jsonb(stored.id))
+           FROM stored
+         RETURNING seq
+       )
+       SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
+         FROM stored, announced`,
+      {
+        with: change.with,
+        insert: change.insert,
+        queued: queuedFor(db, ready, 'exists (select 1 from stored)'),
+        id: payload.id,
+        orgId: event.orgId,
+        mode: event.mode,
+        type: event.type,
+        sessionId: event.sessionId ?? null,
+        callId: event.callId ?? null,
+        appId: payload.app_id ?? null,
+        payload: ready.payloadJson,
+      },
+    ),
   );
   const [stored] = rows;
   if (!stored) return undefined;
   const { event_seq: seq, webhook_deliveries: deliveries, ...row } = stored;
-  const announced = { ...prepared, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };
+  const announced = { ...ready, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };
   return { row: row as unknown as Row, event: recorded(announced, seq, deliveries) };
 }
 

@@ -8,6 +8,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import { openText, sealText } from '../sealing.js';
+import { prepared } from '../db/prepared.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -134,8 +135,7 @@ export async function runIdempotently(
     await db('idempotency_keys').where(mine).del();
     throw err;
   }
-  await db('idempotency_keys')
-    .where(mine)
+  await prepared(db('idempotency_keys').where(mine))
     .update({
       state: 'done',
       instance_id: null,
@@ -157,11 +157,13 @@ async function claim(db: Knex, request: IdempotentRequest): Promise<Claim> {
   const running = { request_hash: request.fingerprint, state: 'running', instance_id: request.instanceId };
   const stillRunning = () => errors.conflict('a request with this Idempotency-Key is still being processed; retry it shortly');
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-    const inserted = await db('idempotency_keys')
-      .insert({ ...where, ...running })
-      .onConflict(['principal_key', 'idempotency_key'])
-      .ignore()
-      .returning('principal_key');
+    const inserted = await prepared(
+      db('idempotency_keys')
+        .insert({ ...where, ...running })
+        .onConflict(['principal_key', 'idempotency_key'])
+        .ignore()
+        .returning('principal_key'),
+    );
     if (inserted.length) return { kind: 'run' };
 
     const existing = await db<IdempotencyRow>('idempotency_keys').where(where).first();

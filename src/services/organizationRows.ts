@@ -2,6 +2,7 @@
 // among them), so that reading one never depends on the services built on it.
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
+import { prepared } from '../db/prepared.js';
 
 export interface OrganizationRow {
   id: string;
@@ -16,7 +17,7 @@ export interface OrganizationRow {
 }
 
 export async function findOrganization(db: Knex, orgId: string): Promise<OrganizationRow | undefined> {
-  return db<OrganizationRow>('organizations').where({ id: orgId }).first();
+  return prepared(db<OrganizationRow>('organizations').where({ id: orgId })).first();
 }
 
 export async function getOrganization(db: Knex, orgId: string): Promise<OrganizationRow> {

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
+import { prepared } from '../db/prepared.js';
 
 /** The object if it is the payer's (organization and mode); anything else does not exist for it (404). */
 export async function findOwned<Row extends object>(
@@ -13,7 +14,7 @@ export async function findOwned<Row extends object>(
   lock = false,
 ): Promise<Row> {
   const query = db<Row>(table).where({ id, org_id: payer.orgId, mode: payer.mode } as never);
-  const row = await (lock ? query.forUpdate() : query).first();
+  const row = await prepared(lock ? query.forUpdate() : query).first();
   if (!row) throw errors.notFound(what);
   return row as Row;
 }

@@ -8,6 +8,7 @@ import { baseLanguage, detectLanguage } from '../translation/language.js';
 import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
 import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
 import type { AppContext } from '../appContext.js';
+import { prepared } from '../db/prepared.js';
 import {
   assertOpen,
   DEFAULT_CUSTOMER_NAME,
@@ -311,8 +312,8 @@ export async function listMessages(
 ): Promise<MessagePage> {
   const rows =
     after > 0
-      ? await db<MessageRow>('messages').where({ session_id: sessionId }).andWhere('id', '>', after).orderBy('id').limit(limit)
-      : (await db<MessageRow>('messages').where({ session_id: sessionId }).orderBy('id', 'desc').limit(limit)).reverse();
+      ? await prepared(db<MessageRow>('messages').where({ session_id: sessionId }).andWhere('id', '>', after).orderBy('id').limit(limit))
+      : (await prepared(db<MessageRow>('messages').where({ session_id: sessionId }).orderBy('id', 'desc').limit(limit))).reverse();
   const voice = await voiceInfo(db, rows);
   return {
     messages: rows.map((row) => presentMessage(row, voice.get(row.id), audioPath)),

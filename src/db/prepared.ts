@@ -1,0 +1,24 @@
+// Statements that hot requests send every time, sent to PostgreSQL as named prepared statements: each
+// connection has one parsed once, and PostgreSQL may keep a generic plan, instead of parsing and
+// planning it again for every request (a message post's statement took 0.9 ms of PostgreSQL's CPU to
+// parse and plan against about 0.4 ms to run). Only statements whose SQL takes a bounded number of
+// shapes are marked: each distinct text stays prepared on every connection for the connection's life.
+// PGlite has no named statements; there the mark changes nothing.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+
+const PREPARE = 'prepare';
+
+/** Marks `query` to be sent as a prepared statement (PostgreSQL). */
+export const prepared = <Query extends Knex.QueryBuilder | Knex.Raw>(query: Query): Query =>
+  query.options({ [PREPARE]: true }) as Query;
+
+/**
+ * The driver options of a compiled statement: a statement marked `prepared` is named after its SQL text
+ * (one name per text, as node-postgres requires); the mark itself never reaches a driver.
+ */
+export function driverOptions(sql: string, options: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!options || !(PREPARE in options)) return options;
+  const { [PREPARE]: marked, ...rest } = options;
+  return marked ? { ...rest, name: `s_${createHash('sha1').update(sql).digest('base64url')}` } : rest;
+}

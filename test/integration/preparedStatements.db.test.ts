@@ -1,0 +1,51 @@
+// Hot statements marked `prepared` (src/db/prepared.ts): on PostgreSQL each is a named prepared
+// statement of its connection, named after its SQL text, parsed once and reused; statements not
+// marked stay unnamed; on PGlite the mark changes nothing. Answers are the same either way.
+import type { Knex } from 'knex';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { driverOptions, prepared } from '../../src/db/prepared.js';
+import { backendName } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+
+describe(`prepared statements (${backendName})`, () => {
+  let t: TestServer;
+  let orgId: string;
+  const db = () => t.server.app.db;
+
+  beforeAll(async () => {
+    t = await startTestServer();
+    orgId = await t.createOrg({ name: 'Prepared' });
+  });
+  afterAll(() => t?.stop());
+
+  it('names a marked statement after its text, and passes other options through', () => {
+    const named = driverOptions('select 1', { prepare: true, rowMode: 'array' });
+    expect(named).toEqual({ rowMode: 'array', name: expect.stringMatching(/^s_[\w-]{27}$/) });
+    expect(driverOptions('select 1', { prepare: true })).toEqual({ name: named!.name });
+    expect(driverOptions('select 2', { prepare: true })!.name).not.toBe(named!.name);
+    expect(driverOptions('select 1', { rowMode: 'array' })).toEqual({ rowMode: 'array' });
+    expect(driverOptions('select 1', undefined)).toBeUndefined();
+  });
+
+  it('prepares a marked statement once per connection and reuses it; leaves others unnamed', async () => {
+    const read = (trx: Knex) => prepared(trx('organizations').where({ id: orgId })).first('name');
+    await db().transaction(async (trx) => {
+      // One connection for the whole transaction: what it has prepared is what pg_prepared_statements shows.
+      const before = await preparedOn(trx);
+      expect(await read(trx)).toEqual({ name: 'Prepared' });
+      expect(await read(trx)).toEqual({ name: 'Prepared' });
+      await trx('organizations').where({ id: orgId }).first('id'); // not marked
+      const added = (await preparedOn(trx)).filter((statement) => !before.includes(statement));
+      if (backendName === 'postgres') {
+        expect(added).toEqual([expect.stringMatching(/^s_\S+ select "name" from "organizations" where "id" = \$1 limit \$2$/)]);
+      } else {
+        expect(added).toEqual([]);
+      }
+    });
+  });
+
+  async function preparedOn(trx: Knex): Promise<string[]> {
+    const { rows } = await trx.raw<{ rows: Array<{ name: string; statement: string }> }>('select name, statement from pg_prepared_statements');
+    return rows.map((row) => `${row.name} ${row.statement}`);
+  }
+});
