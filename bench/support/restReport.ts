@@ -21,6 +21,15 @@ export type RowId =
 export interface Measurement {
   wrk: WrkResult;
   loop: LoopDelay;
+  /** The project's CPU per request during the run, in microseconds (the baselines are not measured). */
+  cpu?: CpuPerRequest;
+}
+
+export interface CpuPerRequest {
+  /** The server process, all threads (PGlite's worker included). */
+  server: number;
+  /** PostgreSQL's processes; null on PGlite. */
+  postgres: number | null;
 }
 
 /** One repetition of a row: the same request against each server, back to back. */
@@ -48,6 +57,9 @@ export interface RowSummary {
   expressLoopP99: Spread;
   /** Failed requests of the project in all repetitions (socket errors and statuses >= 400). */
   errors: number;
+  /** Microseconds of CPU per request: the server's process, and PostgreSQL's (NaN when not measured). */
+  serverCpuUs: Spread;
+  postgresCpuUs: Spread;
 }
 
 export function summarizeRow(label: string, reps: readonly Repetition[]): RowSummary {
@@ -68,6 +80,8 @@ export function summarizeRow(label: string, reps: readonly Repetition[]): RowSum
     expressLoopP50: of((r) => r.express.loop.p50Ms),
     expressLoopP99: of((r) => r.express.loop.p99Ms),
     errors: reps.reduce((n, r) => n + errorCount(r.project.wrk), 0),
+    serverCpuUs: spread(reps.flatMap((r) => (r.project.cpu ? [r.project.cpu.server] : []))),
+    postgresCpuUs: spread(reps.flatMap((r) => (r.project.cpu?.postgres != null ? [r.project.cpu.postgres] : []))),
   };
 }
 
@@ -80,8 +94,9 @@ export function formatRestTables(backendName: string, rows: BackendRows): string
     [backendName, 'req/s', 'bare Express req/s', 'node:http req/s', 'ratio', 'failed'],
     ...summaries.map((s) => [s.label, withSpread(s.rps), withSpread(s.expressRps), withSpread(s.httpRps), withSpread(s.ratio, 2), num(s.errors)]),
   ]);
+  const measured = (value: Spread) => (value.count ? withSpread(value, 0) : '-');
   const latency = table([
-    [backendName, 'p50 ms', 'p99 ms', 'Express p50 / p99', 'loop p50 / p99', 'Express loop p50 / p99'],
+    [backendName, 'p50 ms', 'p99 ms', 'Express p50 / p99', 'loop p50 / p99', 'Express loop p50 / p99', 'CPU us/req: server', 'PostgreSQL'],
     ...summaries.map((s) => [
       s.label,
       withSpread(s.p50, 1),
@@ -89,6 +104,8 @@ export function formatRestTables(backendName: string, rows: BackendRows): string
       pair(s.expressP50, s.expressP99),
       pair(s.loopP50, s.loopP99),
       pair(s.expressLoopP50, s.expressLoopP99),
+      measured(s.serverCpuUs),
+      measured(s.postgresCpuUs),
     ]),
   ]);
   return `${throughput}\n\n${latency}`;

@@ -13,6 +13,8 @@ import { formatProbes, formatStarts, startGoals, summarizeStarts } from '../../b
 import { backends, positiveInteger } from '../../bench/support/options.js';
 import { parseStartScript } from '../../bench/support/startCommand.js';
 import { median, spread } from '../../bench/support/stats.js';
+import { parseStat } from '../../bench/support/cpuTime.js';
+import { readFileSync } from 'node:fs';
 import { table, withSpread } from '../../bench/support/format.js';
 import { luaString, parseWrkOutput, runWrk, wrkAvailable, wrkScript, type WrkResult } from '../../bench/support/wrk.js';
 
@@ -191,6 +193,27 @@ describe('a row of bench:rest', () => {
     const failing = rep(1000, 2000);
     failing.project.wrk.errors.status = 7;
     expect(summarizeRow('x', [failing, rep(1000, 2000)]).errors).toBe(7);
+  });
+
+  it('summarises the CPU a request cost the server and PostgreSQL, where measured', () => {
+    const measured = (server: number, postgres: number | null) => {
+      const r = rep(1000, 2000);
+      r.project.cpu = { server, postgres };
+      return r;
+    };
+    const row = summarizeRow('post', [measured(2000, 700), measured(1800, 900), measured(2400, 800)]);
+    expect([row.serverCpuUs.median, row.postgresCpuUs.median]).toEqual([2000, 800]);
+    const embedded = summarizeRow('post', [measured(2500, null)]);
+    expect([embedded.serverCpuUs.count, embedded.postgresCpuUs.count]).toEqual([1, 0]);
+    expect(formatRestTables('PGlite', { 'message-post': embedded })).toMatch(/post\s.*\s2,500\s+-\n?$/m);
+    expect(formatRestTables('PostgreSQL', { 'message-post': row })).toMatch(/2,000 \(1,800-2,400\)\s+800 \(700-900\)/);
+  });
+
+  it('reads a process\'s CPU time from /proc/<pid>/stat, whatever its name holds', () => {
+    // utime 150 and stime 50 ticks (fields 14 and 15) of a process whose name has spaces and parentheses.
+    const line = '4242 (node (worker) 1) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 11 0 1000 1 1';
+    expect(parseStat(line)).toEqual({ comm: 'node (worker) 1', cpuMs: 2000 });
+    expect(parseStat(readFileSync('/proc/self/stat', 'utf8')).comm).toBe(readFileSync('/proc/self/comm', 'utf8').trim());
   });
 
   it('prints throughput and latency tables with spreads', () => {

@@ -1,0 +1,33 @@
+// CPU time that processes have used, from /proc (Linux): the server's process (all its threads, the
+// PGlite worker among them) and PostgreSQL's (every `postgres` process on the machine, so the
+// benchmark's database should be the only busy one). Divided by the requests of a run, it says what a
+// request costs each side, which throughput alone does not on two cores the two share.
+import { readdir, readFile } from 'node:fs/promises';
+
+/** Kernel clock ticks per second (USER_HZ): 100 on every Linux that Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/** `comm` and user + system CPU milliseconds of a /proc/<pid>/stat line. */
+export function parseStat(stat: string): { comm: string; cpuMs: number } {
+  const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+  // Fields after "(comm) ": state is field 3, utime 14, stime 15 (man 5 proc).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { comm, cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND };
+}
+
+export async function processCpuMs(pid: number): Promise<number> {
+  return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8')).cpuMs;
+}
+
+/** CPU milliseconds of every process named `postgres` (processes that end meanwhile are not counted). */
+export async function postgresCpuMs(): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
+    if (stat === null) continue;
+    const { comm, cpuMs } = parseStat(stat);
+    if (comm === 'postgres') total += cpuMs;
+  }
+  return total;
+}
