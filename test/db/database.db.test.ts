@@ -69,6 +69,28 @@ describe(`database on ${backendName}`, () => {
     expect(await db.knex('knex_migrations').pluck('name')).toEqual(['001_create_things.ts', '002_add_note.js']);
   });
 
+  it('runs statements that arrive during a transaction outside it, after it, and many at once otherwise', async () => {
+    await db.knex.schema.createTable('gated', (table) => table.integer('n'));
+    try {
+      let outside: Promise<unknown> | undefined;
+      const rolledBack = db.knex.transaction(async (trx) => {
+        await trx('gated').insert({ n: 1 });
+        outside = db.knex('gated').insert({ n: 2 }); // another request's statement, meanwhile
+        await trx('gated').insert({ n: 3 });
+        expect((await trx('gated').orderBy('n').pluck('n')).map(Number)).toEqual([1, 3]);
+        throw new Error('roll back');
+      });
+      await expect(rolledBack).rejects.toThrow('roll back');
+      await outside;
+      expect((await db.knex('gated').pluck('n')).map(Number)).toEqual([2]);
+      // Statements outside transactions, many in flight together, each answered with its own rows.
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => db.knex.raw('select ?::int as n', [i])));
+      expect(answers.map((answer) => answer.rows[0].n)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    } finally {
+      await db.knex.schema.dropTable('gated');
+    }
+  });
+
   it('answers a delete and an update with the number of rows they touched', async () => {
     await db.knex.schema.createTable('counted', (table) => table.integer('n'));
     try {
