@@ -72,23 +72,25 @@ function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDelive
   return busEvent;
 }
 
+/** The event's row in `events`. */
+const eventRow = ({ event, payload, payloadJson }: ReadyEvent) => ({
+  id: payload.id,
+  org_id: event.orgId,
+  mode: event.mode,
+  type: event.type,
+  session_id: event.sessionId ?? null,
+  call_id: event.callId ?? null,
+  message_id: event.messageId ?? null,
+  app_id: payload.app_id ?? null,
+  payload: payloadJson,
+});
+
 export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> {
   const ready = readyToStore(event);
-  const { payload, payloadJson } = ready;
   // One statement stores the event and queues its webhook deliveries: both commit, or neither.
   const [row]: Array<{ seq: number; webhook_deliveries: number }> = await prepared(db('events'))
     .with('queued', queuedFor(db, ready))
-    .insert({
-      id: payload.id,
-      org_id: event.orgId,
-      mode: event.mode,
-      type: event.type,
-      session_id: event.sessionId ?? null,
-      call_id: event.callId ?? null,
-      message_id: event.messageId ?? null,
-      app_id: payload.app_id ?? null,
-      payload: payloadJson,
-    } as never)
+    .insert(eventRow(ready) as never)
     .returning(['seq', db.raw('(select count(*) from queued)::int as webhook_deliveries')] as never);
   return recorded(ready, row.seq, row.webhook_deliveries);
 }
@@ -115,14 +117,14 @@ export async function insertAnnounced<Row extends { id: number }>(
   prospective: Omit<Row, 'id'>,
 ): Promise<{ row: Row; event: BusEvent } | undefined> {
   const ready = readyToStore(announce({ ...prospective, id: 0 } as Row));
-  const { event, payload } = ready;
+  const { payload } = ready;
   const { rows } = await prepared(
     db.raw<{ rows: Array<Row & { event_seq: number; webhook_deliveries: number }> }>(
       `WITH :with, stored AS (:insert),
        queued AS (:queued),
        announced AS (
          INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
-         SELECT :id, :orgId, :mode, :type, :sessionId, :callId, stored.id, :appId,
+         SELECT :id, :org_id, :mode, :type, :session_id, :call_id, stored.id, :app_id,
                 jsonb_set(CAST(:payload AS jsonb), '{data,id}', to_jsonb(stored.id))
            FROM stored
          RETURNING seq
@@ -133,14 +135,7 @@ export async function insertAnnounced<Row extends { id: number }>(
         with: change.with,
         insert: change.insert,
         queued: queuedFor(db, ready, 'exists (select 1 from stored)'),
-        id: payload.id,
-        orgId: event.orgId,
-        mode: event.mode,
-        type: event.type,
-        sessionId: event.sessionId ?? null,
-        callId: event.callId ?? null,
-        appId: payload.app_id ?? null,
-        payload: ready.payloadJson,
+        ...eventRow(ready),
       },
     ),
   );
