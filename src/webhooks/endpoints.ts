@@ -44,7 +44,7 @@ export interface WebhookEndpointOut {
 /** Each event is POSTed once per matching endpoint: the number an organization may have per mode is bounded. */
 export const MAX_ENDPOINTS_PER_MODE = 16;
 
-export type WebhookDeps = Pick<AppContext, 'db' | 'config' | 'secretsKey'>;
+export type WebhookDeps = Pick<AppContext, 'db' | 'config' | 'secretsKey' | 'now'>;
 
 export function presentEndpoint(row: WebhookEndpointRow): WebhookEndpointOut {
   return {
@@ -111,6 +111,8 @@ export async function createEndpoint(
   const enabledEvents = normalisedEvents(input.enabled_events);
   const secret = newWebhookSecret();
   const row = await deps.db.transaction(async (trx) => {
+    // Creations for one organization and mode one after another: two at once must not both see 15.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhook_endpoints ${payer.orgId} ${payer.mode}`]);
     const [{ count }] = await trx('webhook_endpoints').where({ org_id: payer.orgId, mode: payer.mode }).count<{ count: string | number }[]>({ count: '*' });
     if (Number(count) >= MAX_ENDPOINTS_PER_MODE) {
       throw errors.conflict(`an organization may have at most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; delete one first`);
@@ -151,7 +153,7 @@ export async function updateEndpoint(deps: WebhookDeps, payer: Payer, id: string
     if (change.url !== undefined) update.url = change.url;
     if (enabledEvents) update.enabled_events = enabledEvents;
     if (change.description !== undefined) update.description = change.description;
-    if (change.disabled === true && current.disabled_at === null) Object.assign(update, { disabled_at: new Date(), disabled_reason: 'manual' });
+    if (change.disabled === true && current.disabled_at === null) Object.assign(update, { disabled_at: new Date(deps.now()), disabled_reason: 'manual' });
     // Enabled again: its failures so far no longer count towards disabling it.
     if (change.disabled === false) Object.assign(update, { disabled_at: null, disabled_reason: null, failing_since: null });
     if (!Object.keys(update).length) return current;

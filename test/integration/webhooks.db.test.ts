@@ -100,6 +100,31 @@ describe(`signed webhooks (${backendName})`, () => {
     expect(refused).toEqual({ status: 403, body: { detail: 'missing scope: webhooks:write' } });
   });
 
+  it('keeps to 16 endpoints per mode even when they are created at once', async () => {
+    const { test, live } = await newOrg(t);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => test('POST', '/v1/webhook_endpoints', { url: `https://hooks.example.com/${i}`, enabled_events: ['*'] })),
+    );
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(16);
+    expect(answers.filter((answer) => answer.status === 409)).toHaveLength(4);
+    for (const answer of answers) if (answer.status === 201) secrets.push(answer.body.secret);
+    expect((await test('GET', '/v1/webhook_endpoints')).body).toHaveLength(16);
+    expect((await register(live, { url: 'https://hooks.example.com/live', enabled_events: ['*'] })).id).toMatch(/^we_/);
+  });
+
+  it('dates a manual disabling by the server\'s clock', async () => {
+    const { test } = await newOrg(t);
+    const endpoint = await register(test, { url: 'https://hooks.example.com/clock', enabled_events: ['*'] });
+    offset += 3_600_000;
+    frozenAt = now();
+    try {
+      const disabled = await test('PATCH', `/v1/webhook_endpoints/${endpoint.id}`, { disabled: true });
+      expect(disabled.body).toMatchObject({ disabled: true, disabled_reason: 'manual', disabled_at: new Date(frozenAt).toISOString() });
+    } finally {
+      frozenAt = null;
+    }
+  });
+
   it('checks the address at delivery: a name that now resolves to loopback gets nothing', async () => {
     const { test } = await newOrg(strict);
     const endpoint = await register(test, { url: 'https://hooks.example.com/x', enabled_events: ['session.created'] });
