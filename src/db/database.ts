@@ -71,10 +71,19 @@ class EmbeddedClient extends ClientPGLite {
     return new EmbeddedTransaction(this, container, config, outerTx) as unknown as Knex.Transaction;
   }
 
+  /**
+   * As knex's pool would: what is running (statements, a transaction) finishes first, since whoever
+   * closes the database or takes a lent one back comes right after.
+   */
   override async destroy(callback?: () => void): Promise<void> {
-    const { only } = this.connection;
-    this.connection.only = undefined;
-    if (only) await ClientPGLite.prototype.releaseConnection.call(this, await only);
+    const leave = await this.connection.gate.enter(true, undefined, () => new Error('unreachable: no timeout'));
+    try {
+      const { only } = this.connection;
+      this.connection.only = undefined;
+      if (only) await ClientPGLite.prototype.releaseConnection.call(this, await only);
+    } finally {
+      leave();
+    }
     return ClientPGLite.prototype.destroy.call(this, callback);
   }
 

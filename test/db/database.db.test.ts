@@ -91,6 +91,29 @@ describe(`database on ${backendName}`, () => {
     }
   });
 
+  it.skipIf(backendName !== 'pglite')('closes only once the transaction running has ended', async () => {
+    const own = await openDatabase({ dataDir: join(migrationsDir, 'unused-too'), memory: true });
+    const order: string[] = [];
+    let entered!: () => void;
+    let finish!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    const transaction = own.knex.transaction(async (trx) => {
+      await trx.raw('select 1');
+      entered();
+      await finishing;
+      expect((await trx.raw('select 2 as n')).rows).toEqual([{ n: 2 }]);
+      order.push('transaction ended');
+    });
+    await inside;
+    const closed = own.close().then(() => order.push('closed'));
+    await new Promise((resolve) => setImmediate(resolve)); // the close has started, and waits
+    expect(order).toEqual([]);
+    finish();
+    await Promise.all([transaction, closed]);
+    expect(order).toEqual(['transaction ended', 'closed']);
+  });
+
   it('answers a delete and an update with the number of rows they touched', async () => {
     await db.knex.schema.createTable('counted', (table) => table.integer('n'));
     try {
