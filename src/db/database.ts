@@ -18,6 +18,8 @@ import { driverOptions } from './prepared.js';
 import { pgTypes } from './types.js';
 
 /**
+ * knex's client for the embedded database. Its one connection is shared by single statements and had
+ * alone by a transaction (./connectionGate.ts) instead of lent by knex's pool one user at a time.
  * knex-pglite names a statement's command after knex's method, so a delete comes back as `DEL` and
  * knex's pg dialect, which reads the row count of `DELETE`, would hand back the raw result instead.
  */
@@ -95,7 +97,7 @@ class EmbeddedClient extends ClientPGLite {
 
   _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
     const base = ClientPGLite.prototype as unknown as DialectQuery;
-    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options) });
+    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options, false) });
   }
 }
 
@@ -138,7 +140,7 @@ interface DialectQuery {
 class PostgresClient extends PostgresDialect {
   _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
     const base = PostgresDialect.prototype as unknown as DialectQuery;
-    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options) });
+    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options, true) });
   }
 }
 

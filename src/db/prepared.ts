@@ -14,11 +14,12 @@ export const prepared = <Query extends Knex.QueryBuilder | Knex.Raw>(query: Quer
   query.options({ [PREPARE]: true }) as Query;
 
 /**
- * The driver options of a compiled statement: a statement marked `prepared` is named after its SQL text
- * (one name per text, as node-postgres requires); the mark itself never reaches a driver.
+ * The driver options of a compiled statement: with `named` (node-postgres), a statement marked
+ * `prepared` is named after its SQL text (one name per text, as node-postgres requires); the mark
+ * itself never reaches a driver.
  */
-export function driverOptions(sql: string, options: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+export function driverOptions(sql: string, options: Record<string, unknown> | undefined, named: boolean): Record<string, unknown> | undefined {
   if (!options || !(PREPARE in options)) return options;
   const { [PREPARE]: marked, ...rest } = options;
-  return marked ? { ...rest, name: `s_${createHash('sha1').update(sql).digest('base64url')}` } : rest;
+  return marked && named ? { ...rest, name: `s_${createHash('sha1').update(sql).digest('base64url')}` } : rest;
 }

@@ -19,12 +19,14 @@ describe(`prepared statements (${backendName})`, () => {
   afterAll(() => t?.stop());
 
   it('names a marked statement after its text, and passes other options through', () => {
-    const named = driverOptions('select 1', { prepare: true, rowMode: 'array' });
+    const named = driverOptions('select 1', { prepare: true, rowMode: 'array' }, true);
     expect(named).toEqual({ rowMode: 'array', name: expect.stringMatching(/^s_[\w-]{27}$/) });
-    expect(driverOptions('select 1', { prepare: true })).toEqual({ name: named!.name });
-    expect(driverOptions('select 2', { prepare: true })!.name).not.toBe(named!.name);
-    expect(driverOptions('select 1', { rowMode: 'array' })).toEqual({ rowMode: 'array' });
-    expect(driverOptions('select 1', undefined)).toBeUndefined();
+    expect(driverOptions('select 1', { prepare: true }, true)).toEqual({ name: named!.name });
+    expect(driverOptions('select 2', { prepare: true }, true)!.name).not.toBe(named!.name);
+    expect(driverOptions('select 1', { rowMode: 'array' }, true)).toEqual({ rowMode: 'array' });
+    expect(driverOptions('select 1', undefined, true)).toBeUndefined();
+    // A driver without named statements (PGlite) gets neither the mark nor a name.
+    expect(driverOptions('select 1', { prepare: true, rowMode: 'array' }, false)).toEqual({ rowMode: 'array' });
   });
 
   it('prepares a marked statement once per connection and reuses it; leaves others unnamed', async () => {
