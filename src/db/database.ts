@@ -136,11 +136,46 @@ interface DialectQuery {
   _query(connection: unknown, obj: CompiledStatement): Promise<unknown>;
 }
 
+/** A pooled node-postgres connection, with what knex and node-postgres keep on it. */
+type PooledConnection = pg.Client & {
+  readyForQuery?: boolean;
+  /** Set by knex while the connection runs a transaction. */
+  __knexTxId?: unknown;
+  /** The named statements node-postgres has had this connection prepare (not in its typings). */
+  connection: { parsedStatements: Record<string, string> };
+  /** Prepared statements on it went stale inside a transaction: replaced rather than reused. */
+  stalePlans?: boolean;
+};
+
+/**
+ * PostgreSQL refuses to run a prepared statement whose result columns have changed since it was
+ * prepared: `select *` of a table that another instance's migration has just added a column to.
+ */
+const isStalePlan = (error: unknown) =>
+  (error as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
+
 /** knex's PostgreSQL dialect, which sends statements marked `prepared` as named prepared statements. */
 class PostgresClient extends PostgresDialect {
-  _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
+  async _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
     const base = PostgresDialect.prototype as unknown as DialectQuery;
-    return base._query.call(this, connection, { ...obj, options: driverOptions(obj.sql, obj.options, true) });
+    const statement = { ...obj, options: driverOptions(obj.sql, obj.options, true) };
+    try {
+      return await base._query.call(this, connection, statement);
+    } catch (error) {
+      const name = statement.options?.name;
+      if (typeof name !== 'string' || !isStalePlan(error)) throw error;
+      const pooled = connection as PooledConnection;
+      // In a transaction the failure has aborted it, so nothing more can run on the connection now:
+      // the request fails (503, try again) and the pool replaces the connection instead of reusing it.
+      if (pooled.__knexTxId !== undefined) {
+        pooled.stalePlans = true;
+        throw error;
+      }
+      // Outside one: prepared again, with the columns the table has now.
+      await pooled.query(`DEALLOCATE "${name}"`);
+      delete pooled.connection.parsedStatements[name];
+      return base._query.call(this, connection, statement);
+    }
   }
 }
 
@@ -224,8 +259,9 @@ async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings)
       min: 0,
       max: 10,
       // A connection whose statement the client gave up on (query_timeout) still waits for its answer:
-      // it is not reused but replaced, so one stalled socket does not keep failing requests.
-      validate: (connection: pg.Client & { readyForQuery?: boolean }) => connection.readyForQuery !== false,
+      // it is not reused but replaced, so one stalled socket does not keep failing requests. So is one
+      // whose prepared statements went stale in a transaction (PostgresClient).
+      validate: (connection: PooledConnection) => connection.readyForQuery !== false && !connection.stalePlans,
     },
     acquireConnectionTimeout: timeouts?.acquireMs,
   });

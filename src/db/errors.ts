@@ -34,6 +34,8 @@ function unavailability(err: DriverError, code: string): string | undefined {
   if (code === '57014') return 'a statement took longer than the statement timeout';
   if (code === '55P03') return 'a lock could not be taken in time';
   if (code === '40001' || code === '40P01') return 'a transaction collided with another';
+  // A prepared statement that a migration (another instance's) made stale inside a transaction.
+  if (code === '0A000' && /cached plan must not change result type/.test(String(err.message))) return 'the database schema changed';
   // 08: connection exception; 53: insufficient resources; 57P0x: shutting down or starting up.
   if (code.startsWith('08') || code.startsWith('53') || /^57P0\d$/.test(code)) return 'the database is not accepting work';
   if (CONNECTION_CODES.has(code)) return `the connection to the database failed (${code})`;

@@ -79,6 +79,7 @@ describe('an unavailable database', () => {
       Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
       Object.assign(new Error('sorry, too many clients already'), { code: '53300' }),
       Object.assign(new Error('connection failure'), { code: '08006' }),
+      Object.assign(new Error('cached plan must not change result type'), { code: '0A000' }),
     ];
     for (const failure of failures) expect(fromDatabaseError(failure), failure.message).toMatchObject(unavailable);
   });

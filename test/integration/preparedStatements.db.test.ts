@@ -4,7 +4,8 @@
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverOptions, prepared } from '../../src/db/prepared.js';
-import { backendName } from '../support/databases.js';
+import { openDatabase } from '../../src/db/database.js';
+import { backendName, createTestDatabase } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 describe(`prepared statements (${backendName})`, () => {
@@ -44,6 +45,31 @@ describe(`prepared statements (${backendName})`, () => {
         expect(added).toEqual([]);
       }
     });
+  });
+
+  it.skipIf(backendName !== 'postgres')('prepares a statement again when a migration has changed the columns it reads', async () => {
+    // A database of its own, used one statement at a time: its pool has one connection, reused.
+    const testDatabase = await createTestDatabase();
+    const own = await openDatabase({ ...testDatabase, dataDir: '/nonexistent' });
+    const row = () => prepared(own.knex('probe').where({ id: 1 })).first();
+    try {
+      await own.knex.schema.createTable('probe', (table) => table.integer('id'));
+      await own.knex('probe').insert({ id: 1 });
+      expect(await row()).toEqual({ id: 1 });
+      // Another instance's migration adds a column: `select *` would now answer with other columns.
+      await own.knex.raw('alter table probe add column note text');
+      expect(await row()).toEqual({ id: 1, note: null });
+
+      // Inside a transaction the stale statement fails the transaction (503, try again) ...
+      await own.knex.raw('alter table probe add column more text');
+      const failed = own.knex.transaction((trx) => prepared(trx('probe').where({ id: 1 })).first());
+      await expect(failed).rejects.toMatchObject({ code: '0A000' });
+      // ... and the connection is replaced, so the next request is served.
+      expect(await row()).toEqual({ id: 1, note: null, more: null });
+    } finally {
+      await own.close();
+      await testDatabase.drop();
+    }
   });
 
   async function preparedOn(trx: Knex): Promise<string[]> {
