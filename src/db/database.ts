@@ -32,8 +32,7 @@ class EmbeddedClient extends ClientPGLite {
   private readonly connection = new SharedConnection();
 
   private onlyConnection(): Promise<unknown> {
-    const only = (this.connection.only ??= ClientPGLite.prototype.acquireConnection.call(this));
-    return only;
+    return (this.connection.only ??= ClientPGLite.prototype.acquireConnection.call(this));
   }
 
   private enter(alone: boolean): Promise<Leave> {

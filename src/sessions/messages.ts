@@ -197,8 +197,7 @@ export async function storeMessage(
   // Nothing to settle (test mode, or nothing translated) and nothing else to store: one statement.
   const charges = (translation !== null && isLive(payer)) || voicePart !== undefined;
   if (!charges && !learnsCustomerLanguage) {
-    const stored = await insertAnnounced(deps.db, insertMessage(deps.db, prospective), announce, prospective);
-    if (!stored) throw sessionClosed();
+    const stored = await insertOpenAnnounced(deps.db, prospective, announce);
     deps.events.publish(stored.event);
     return { row: stored.row, voice };
   }
@@ -260,6 +259,13 @@ function insertMessage(db: Knex, message: Omit<MessageRow, 'id'>): AnnouncedInse
   };
 }
 
+/** The message and its event in one statement; 409 when the session was closed meanwhile. */
+async function insertOpenAnnounced(db: Knex, prospective: Omit<MessageRow, 'id'>, announce: (row: MessageRow) => NewEvent) {
+  const stored = await insertAnnounced(db, insertMessage(db, prospective), announce, prospective);
+  if (!stored) throw sessionClosed();
+  return stored;
+}
+
 /**
  * Stores a message and its event in the caller's transaction: in one statement, as a text message
  * without charges is stored; a voice message's event names its recording's path, which needs the
@@ -274,8 +280,7 @@ async function storeAnnounced(
   announced: (event: BusEvent) => void,
 ): Promise<MessageRow> {
   if (!recording) {
-    const stored = await insertAnnounced(trx, insertMessage(trx, prospective), announce, prospective);
-    if (!stored) throw sessionClosed();
+    const stored = await insertOpenAnnounced(trx, prospective, announce);
     announced(stored.event);
     return stored.row;
   }
