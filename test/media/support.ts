@@ -98,9 +98,14 @@ export const whenClosed = (ws: WebSocket): Promise<Closed> =>
     ? Promise.resolve({ code: -1, reason: 'already closed' })
     : new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
 
+/**
+ * Waits for `check` to hold. `timeoutMs` is what the condition takes on a quiet machine; the wait gives
+ * up only after WAIT_FLOOR_MS at least, so a loaded machine slows a test down instead of failing it
+ * (and the failure still names `what`, before the test's own timeout).
+ */
 export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   // performance.now(), not Date.now(): tests may stop the server's clock (withServerClockStopped).
-  const deadline = performance.now() + timeoutMs;
+  const deadline = performance.now() + Math.max(timeoutMs, WAIT_FLOOR_MS);
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
@@ -120,6 +125,9 @@ export async function withServerClockStopped<T>(work: () => Promise<T>): Promise
     vi.useRealTimers();
   }
 }
+
+/** Below the tests' own timeout (vitest.config.ts), so that a wait that never ends says what it waited for. */
+const WAIT_FLOOR_MS = 20_000;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
