@@ -131,7 +131,6 @@ function operationTableSource(operations: OperationSpec[]): string {
       `    operationId: '${op.operationId}',`,
       `    method: '${op.method}',`,
       `    path: '${op.path}',`,
-      `    expressPath: '${op.path.replace(/\{([^}]+)\}/g, ':$1')}',`,
       `    tag: '${op.tag}',`,
       `    scope: ${op.scope ? `'${op.scope}'` : 'null'},`,
       `    auth: '${op.auth}',`,

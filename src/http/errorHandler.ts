@@ -23,7 +23,6 @@ const isDecompressionError = (err: HttpError) => /^(Z_|ERR__ERROR_|ERR_BROTLI)/.
 
 /** A request whose framing or body cannot be read at all: what was wrong, never a 500. */
 function fromUnreadableRequest(err: HttpError, contentEncoding: string | undefined): ApiError | undefined {
-  if (err instanceof URIError) return errors.badRequest(`the path is not valid percent-encoding: ${err.message}`);
   if (isDecompressionError(err)) {
     return errors.invalid([
       {
@@ -66,6 +65,8 @@ export function toApiError(
   req: { method: string; path: string; requestId: string; headers: Record<string, string | string[] | undefined> },
 ): ApiError {
   if (err instanceof ApiError) return err;
+  // A path parameter that does not decode (./dispatch.ts).
+  if (err instanceof URIError) return errors.badRequest(`the path is not valid percent-encoding: ${err.message}`);
   if (isValidatorError(err)) {
     const mapped = fromValidatorError(err, req);
     if (mapped) return mapped;

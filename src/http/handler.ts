@@ -117,7 +117,6 @@ export interface OperationEntry {
   operationId: string;
   method: 'get' | 'put' | 'post' | 'delete' | 'patch';
   path: string;
-  expressPath: string;
   tag: string;
   scope: string | null;
   auth: 'api' | 'callKey' | 'chatKey' | 'admin' | 'oauthClient' | 'none';

@@ -17,17 +17,16 @@ import { toApiError } from './errorHandler.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
 import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
+import { matchTemplate, middlewareChain, pathTemplate, requestSegments } from './dispatch.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
 /**
  * Every operation of the contract, in the order a careful API answers: who are you (401), too many
  * requests (429), may you (403), is the request well-formed (422), then the handler.
  *
- * A request is handed only to the operations that could match its path: those with the same number
- * of segments and the same first segment (every contract path starts with a literal one). Each such
- * group is an Express router of its operations in the contract's order, so Express still matches,
- * decodes and runs them as before; a request no longer tries the regular expression of every route.
- * A request no operation matches goes on (to the pages, then to `unmatchedOperation`).
+ * A request is handed to the first operation, in the contract's order, whose method and path it has
+ * (HEAD is answered as GET, as Express routes did). A request no operation matches goes on (to the
+ * pages, then to `unmatchedOperation`).
  */
 export function operationsRouter(app: AppContext): RequestHandler {
   const validate = contractValidator(app);
@@ -41,18 +40,9 @@ export function operationsRouter(app: AppContext): RequestHandler {
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 
-  const groups = new Map<string, express.Router>();
-  for (const op of operationTable) {
-    const key = groupOf(op.path);
-    const router = groups.get(key) ?? groups.set(key, express.Router()).get(key)!;
+  const routes = operationTable.map((op) => {
     const body = documentedBody(op);
-    const named: RequestHandler = (req, _res, next) => {
-      req.operationId = op.operationId;
-      next();
-    };
-    router[op.method](
-      op.expressPath,
-      named,
+    const run = middlewareChain([
       ...bodyParsers(op),
       storablePath,
       ...guards[op.auth](op),
@@ -61,28 +51,26 @@ export function operationsRouter(app: AppContext): RequestHandler {
       ...(op.auth === 'oauthClient' ? [asOAuthError] : []),
       storableInput(op),
       invoke(app, op),
-    );
-  }
+    ]);
+    return { op, method: op.method.toUpperCase(), template: templateOf(op), run };
+  });
   return (req, res, next) => {
-    const router = groups.get(groupOf(req.path));
-    if (router) router(req, res, next);
-    else next();
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const segments = requestSegments(req.path);
+    for (const route of routes) {
+      if (route.method !== method) continue;
+      const params = matchTemplate(route.template, segments);
+      if (!params) continue;
+      req.params = params;
+      req.operationId = route.op.operationId;
+      return route.run(req, res, next);
+    }
+    next();
   };
 }
 
-const TRAILING_SLASHES = /\/+$/;
-
-/**
- * Segment count and first segment of a path, as Express compares them (case-insensitively, trailing
- * slashes ignored): a path can only match the operations of its own group.
- */
-function groupOf(path: string): string {
-  const trimmed = path.replace(TRAILING_SLASHES, '').toLowerCase();
-  let segments = 0;
-  for (let at = trimmed.indexOf('/'); at >= 0; at = trimmed.indexOf('/', at + 1)) segments++;
-  const secondSlash = trimmed.indexOf('/', 1);
-  return `${segments} ${secondSlash < 0 ? trimmed : trimmed.slice(0, secondSlash)}`;
-}
+const templates = new Map(operationTable.map((op) => [op, pathTemplate(op.path)]));
+const templateOf = (op: OperationEntry) => templates.get(op)!;
 
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
 const JSON_BODY_LIMIT = '1mb';
@@ -186,15 +174,20 @@ const asOAuthError: ErrorRequestHandler = (err, req, _res, next) => {
   next(errors.oauth(400, 'invalid_request', description));
 };
 
-const templates = operationTable.map((op) => ({
-  method: op.method.toUpperCase(),
-  pattern: new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-}));
-
 /** JSON 404 for unknown paths and 405 (with Allow) for a known path with another method. */
 export function unmatchedOperation(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
-    const allowed = templates.filter((t) => t.pattern.test(req.path)).map((t) => t.method);
+    const segments = requestSegments(req.path);
+    const allowed = operationTable.filter((op) => isPathOf(op, segments)).map((op) => op.method.toUpperCase());
     next(allowed.length ? errors.methodNotAllowed(req.method, allowed) : errors.routeNotFound(req.method, req.path));
   };
+}
+
+/** Whether the path is the operation's (a parameter that is not valid percent-encoding still is). */
+function isPathOf(op: OperationEntry, segments: string[]): boolean {
+  try {
+    return matchTemplate(templateOf(op), segments) !== undefined;
+  } catch {
+    return true;
+  }
 }
