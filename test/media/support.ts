@@ -68,6 +68,22 @@ export interface Closed {
 }
 
 /** Opens a WebSocket; resolves once open, or rejects with the HTTP refusal (status and body). */
+/**
+ * Resolves once the server has answered a ping sent after everything sent so far: it has read those
+ * frames, and closed the socket by now if one of them broke a rule. Rejects if the socket closes first.
+ */
+export function roundTrip(ws: WebSocket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const closed = () => reject(new Error('the socket closed before the ping was answered'));
+    ws.once('close', closed);
+    ws.once('pong', () => {
+      ws.off('close', closed);
+      resolve();
+    });
+    ws.ping();
+  });
+}
+
 export function connect(url: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);

@@ -10,6 +10,7 @@ import {
   listenUrl,
   pattern,
   refusal,
+  roundTrip,
   sleep,
   streamAudio,
   streamUrl,
@@ -129,7 +130,7 @@ describe(`media plane, test mode (${backendName})`, () => {
     // A frame of exactly one second is fine.
     const ok = await connect(streamUrl(t, agent));
     ok.send(Buffer.alloc(MAX_STREAM_FRAME_BYTES));
-    await sleep(100);
+    await roundTrip(ok);
     expect(ok.readyState).toBe(ok.OPEN);
     ok.close();
   });
