@@ -15,6 +15,7 @@ import { lockDataDir } from './dataDirLock.js';
 import type { PgliteWorkerData } from './pgliteProtocol.js';
 import { PgliteThread } from './pgliteThread.js';
 import { driverOptions } from './prepared.js';
+import type { NamedStatement, NamedStatementRunner } from './statement.js';
 import { pgTypes } from './types.js';
 
 /**
@@ -154,7 +155,7 @@ const isStalePlan = (error: unknown) =>
   (error as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
 
 /** knex's PostgreSQL dialect, which sends statements marked `prepared` as named prepared statements. */
-class PostgresClient extends PostgresDialect {
+class PostgresClient extends PostgresDialect implements NamedStatementRunner {
   async _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
     const base = PostgresDialect.prototype as unknown as DialectQuery;
     const statement = { ...obj, options: driverOptions(obj.sql, obj.options, true) };
@@ -163,19 +164,42 @@ class PostgresClient extends PostgresDialect {
     } catch (error) {
       const name = statement.options?.name;
       if (typeof name !== 'string' || !isStalePlan(error)) throw error;
-      const pooled = connection as PooledConnection;
-      // In a transaction the failure has aborted it, so nothing more can run on the connection now:
-      // the request fails (503, try again) and the pool replaces the connection instead of reusing it.
-      if (pooled.__knexTxId !== undefined) {
-        pooled.stalePlans = true;
-        throw error;
-      }
-      // Outside one: prepared again, with the columns the table has now.
-      await pooled.query(`DEALLOCATE "${name}"`);
-      delete pooled.connection.parsedStatements[name];
+      await forgetStalePlan(connection as PooledConnection, name, error);
       return base._query.call(this, connection, statement);
     }
   }
+
+  /** A named statement on a pooled connection, past knex's builder and runner (./statement.ts). */
+  async namedRows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]> {
+    const connection = (await this.acquireConnection()) as PooledConnection;
+    // As knex's runner does: whoever watches the statements sent (round-trip counts, knex's debug log) sees these too.
+    (this as unknown as NodeJS.EventEmitter).emit('query', { sql: statement.text, bindings: values, method: 'raw' });
+    const send = async () => (await connection.query({ ...statement, values: [...values] })).rows;
+    try {
+      return await send();
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      await forgetStalePlan(connection, statement.name, error);
+      return await send();
+    } finally {
+      await this.releaseConnection(connection);
+    }
+  }
+}
+
+/**
+ * After a stale prepared statement: outside a transaction it is deallocated, to be prepared again with
+ * the columns the table has now. In a transaction the failure has aborted it, so nothing more can run
+ * on the connection now: the request fails (503, try again) and the pool replaces the connection
+ * instead of reusing it.
+ */
+async function forgetStalePlan(connection: PooledConnection, name: string, error: unknown): Promise<void> {
+  if (connection.__knexTxId !== undefined) {
+    connection.stalePlans = true;
+    throw error;
+  }
+  await connection.query(`DEALLOCATE "${name}"`);
+  delete connection.connection.parsedStatements[name];
 }
 
 export interface Database {

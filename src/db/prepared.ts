@@ -21,5 +21,8 @@ export const prepared = <Query extends Knex.QueryBuilder | Knex.Raw>(query: Quer
 export function driverOptions(sql: string, options: Record<string, unknown> | undefined, named: boolean): Record<string, unknown> | undefined {
   if (!options || !(PREPARE in options)) return options;
   const { [PREPARE]: marked, ...rest } = options;
-  return marked && named ? { ...rest, name: `s_${createHash('sha1').update(sql).digest('base64url')}` } : rest;
+  return marked && named ? { ...rest, name: statementName(sql) } : rest;
 }
+
+/** The name of a prepared statement: one per SQL text, as node-postgres requires. */
+export const statementName = (sql: string) => `s_${createHash('sha1').update(sql).digest('base64url')}`;

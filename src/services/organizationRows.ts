@@ -2,7 +2,7 @@
 // among them), so that reading one never depends on the services built on it.
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
-import { prepared } from '../db/prepared.js';
+import { statement } from '../db/statement.js';
 
 export interface OrganizationRow {
   id: string;
@@ -16,8 +16,10 @@ export interface OrganizationRow {
   created_at: Date;
 }
 
+const organizationById = statement<OrganizationRow>('SELECT * FROM organizations WHERE id = ?');
+
 export async function findOrganization(db: Knex, orgId: string): Promise<OrganizationRow | undefined> {
-  return prepared(db<OrganizationRow>('organizations').where({ id: orgId })).first();
+  return (await organizationById.rows(db, [orgId]))[0];
 }
 
 export async function getOrganization(db: Knex, orgId: string): Promise<OrganizationRow> {

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { prepared } from '../db/prepared.js';
+import { statement, type Statement } from '../db/statement.js';
 
 /** The object if it is the payer's (organization and mode); anything else does not exist for it (404). */
 export async function findOwned<Row extends object>(
@@ -13,10 +13,21 @@ export async function findOwned<Row extends object>(
   what: string,
   lock = false,
 ): Promise<Row> {
-  const query = db<Row>(table).where({ id, org_id: payer.orgId, mode: payer.mode } as never);
-  const row = await prepared(lock ? query.forUpdate() : query).first();
+  const [row] = await ownedRow(table, lock).rows(db, [id, payer.orgId, payer.mode]);
   if (!row) throw errors.notFound(what);
   return row as Row;
+}
+
+/** One statement per table and lock (the tables are the few that name owned objects). */
+const ownedRows = new Map<string, Statement<object>>();
+function ownedRow(table: string, lock: boolean): Statement<object> {
+  const key = `${table} ${lock}`;
+  let found = ownedRows.get(key);
+  if (!found) {
+    found = statement(`SELECT * FROM "${table}" WHERE id = ? AND org_id = ? AND mode = ? LIMIT 1${lock ? ' FOR UPDATE' : ''}`);
+    ownedRows.set(key, found);
+  }
+  return found;
 }
 
 export interface OwnedFilter {

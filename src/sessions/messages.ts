@@ -8,7 +8,7 @@ import { baseLanguage, detectLanguage } from '../translation/language.js';
 import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
 import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
 import type { AppContext } from '../appContext.js';
-import { prepared } from '../db/prepared.js';
+import { statement } from '../db/statement.js';
 import {
   assertOpen,
   DEFAULT_CUSTOMER_NAME,
@@ -308,6 +308,9 @@ export interface MessagePage {
  * Messages after `after`, oldest first; with `after` 0, the latest `limit` messages. The cursor is the
  * last id returned, or `after` when nothing is new, so polling with it never skips or repeats.
  */
+const messagesAfter = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?');
+const latestMessages = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?');
+
 export async function listMessages(
   db: Knex,
   sessionId: string,
@@ -316,9 +319,7 @@ export async function listMessages(
   audioPath: AudioPathFor,
 ): Promise<MessagePage> {
   const rows =
-    after > 0
-      ? await prepared(db<MessageRow>('messages').where({ session_id: sessionId }).andWhere('id', '>', after).orderBy('id').limit(limit))
-      : (await prepared(db<MessageRow>('messages').where({ session_id: sessionId }).orderBy('id', 'desc').limit(limit))).reverse();
+    after > 0 ? await messagesAfter.rows(db, [sessionId, after, limit]) : (await latestMessages.rows(db, [sessionId, limit])).reverse();
   const voice = await voiceInfo(db, rows);
   return {
     messages: rows.map((row) => presentMessage(row, voice.get(row.id), audioPath)),

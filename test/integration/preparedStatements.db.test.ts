@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverOptions, prepared } from '../../src/db/prepared.js';
 import { openDatabase } from '../../src/db/database.js';
+import { statement } from '../../src/db/statement.js';
 import { backendName, createTestDatabase } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
@@ -47,18 +48,32 @@ describe(`prepared statements (${backendName})`, () => {
     });
   });
 
+  it('runs a written statement alike in and out of a transaction; on PostgreSQL as a named statement of the connection', async () => {
+    const nameOf = statement<{ name: string }>('SELECT name FROM organizations WHERE id = ?');
+    expect(await nameOf.rows(db(), [orgId])).toEqual([{ name: 'Prepared' }]);
+    expect(await nameOf.rows(db(), ['org_none'])).toEqual([]);
+    await db().transaction(async (trx) => {
+      expect(await nameOf.rows(trx, [orgId])).toEqual([{ name: 'Prepared' }]);
+      const named = (await preparedOn(trx)).filter((text) => text.endsWith(' SELECT name FROM organizations WHERE id = $1'));
+      expect(named).toHaveLength(backendName === 'postgres' ? 1 : 0);
+    });
+  });
+
   it.skipIf(backendName !== 'postgres')('prepares a statement again when a migration has changed the columns it reads', async () => {
     // A database of its own, used one statement at a time: its pool has one connection, reused.
     const testDatabase = await createTestDatabase();
     const own = await openDatabase({ ...testDatabase, dataDir: '/nonexistent' });
     const row = () => prepared(own.knex('probe').where({ id: 1 })).first();
+    const written = statement<object>('SELECT * FROM probe WHERE id = ?');
     try {
       await own.knex.schema.createTable('probe', (table) => table.integer('id'));
       await own.knex('probe').insert({ id: 1 });
       expect(await row()).toEqual({ id: 1 });
+      expect(await written.rows(own.knex, [1])).toEqual([{ id: 1 }]);
       // Another instance's migration adds a column: `select *` would now answer with other columns.
       await own.knex.raw('alter table probe add column note text');
       expect(await row()).toEqual({ id: 1, note: null });
+      expect(await written.rows(own.knex, [1])).toEqual([{ id: 1, note: null }]);
 
       // Inside a transaction the stale statement fails the transaction (503, try again) ...
       await own.knex.raw('alter table probe add column more text');
