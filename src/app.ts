@@ -17,6 +17,9 @@ import { docsRouter } from './web/docs.js';
 export function createApp(app: AppContext): express.Express {
   const server = express();
   server.disable('x-powered-by');
+  // The contract has no conditional requests (no ETag, no 304 answer): Express would hash every body it
+  // sends for an ETag no client was told of, and answer 304 where the contract promises 200.
+  server.disable('etag');
   // The same rule as per-address limits use (FailedAttempts.addressOf): X-Forwarded-For only from
   // the configured number of proxies, so req.ip and req.protocol cannot be set by a client.
   server.set('trust proxy', app.config.trustProxyHops);

@@ -38,6 +38,15 @@ describe(`browser-facing headers (${backendName})`, () => {
     expect(Number(res.headers.get('access-control-max-age'))).toBeGreaterThan(0);
   });
 
+  it('answers every GET in full, as the contract documents: no ETag, and If-None-Match changes nothing', async () => {
+    const account = () => fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}`, 'If-None-Match': '*' } });
+    const first = await account();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('etag')).toBeNull();
+    expect((await first.json()).mode).toBe('test');
+    expect((await account()).status).toBe(200);
+  });
+
   it('lets any origin read the real answers of the public endpoints, errors included', async () => {
     const call = await (
       await fetch(`${t.url}/v1/calls`, {
