@@ -49,7 +49,7 @@ export class Metrics {
   });
   readonly eventDeliveryLag = new Histogram({
     name: 'event_delivery_lag_seconds',
-    help: 'From an event being made to its being written to a live stream',
+    help: 'From an event being made to its being queued for the live streams that show it (once per event)',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers: [this.registry],
   });

@@ -47,6 +47,13 @@ function frame(event: BusEvent, stream: Pick<EventStream, 'present' | 'unnamed'>
   return framed;
 }
 
+/**
+ * Events whose delivery lag is measured: once per event, by the first live stream that takes it (the
+ * others take it in the same turn), not once per stream: a thousand observations per event cost more
+ * than the delivery itself.
+ */
+const lagMeasured = new WeakSet<BusEvent>();
+
 export async function openEventStream(deps: StreamDeps, req: Request, res: Response, stream: EventStream): Promise<void> {
   const { db, events, revocations, shutdown } = deps;
   const { scope, holder, credential } = stream;
@@ -67,19 +74,37 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
 
-  /** `fresh`: heard live, not read from the backlog (its delivery lag is measured). */
-  const deliver = async (event: BusEvent, fresh: boolean) => {
-    if (closed) return;
+  /**
+   * Queues the event if the stream shows it; answers whether the stream ends after it. `fresh`: heard
+   * live, not read from the backlog (its delivery lag is measured). Synchronous unless the stream must
+   * ask the database whether the event is its last: a thousand streams of one organization each take
+   * every event it publishes.
+   */
+  const deliver = (event: BusEvent, fresh: boolean): boolean | Promise<boolean> => {
+    if (closed) return false;
     if (stream.accept(event)) {
       streamOutbox.write(res, frame(event, stream));
-      if (fresh) deps.metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
+      if (fresh && !lagMeasured.has(event)) {
+        lagMeasured.add(event);
+        deps.metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
+      }
     }
-    if (await stream.endAfter?.(event)) end();
+    return stream.endAfter?.(event) ?? false;
+  };
+  // A failed delivery (the database, behind endAfter) ends the stream; the client resumes from its last id.
+  const deliverLive = (event: BusEvent) => {
+    let last: boolean | Promise<boolean>;
+    try {
+      last = deliver(event, true);
+    } catch {
+      return end();
+    }
+    if (last === true) end();
+    else if (last !== false) last.then((isLast) => isLast && end(), end);
   };
   // Only this scope's events reach the stream (the bus indexes streams by scope).
   const unsubscribe = events.subscribeTo(scope, (event) => {
-    // A failed delivery (the database, behind endAfter) ends the stream; the client resumes from its last id.
-    if (live) deliver(event, true).catch(end);
+    if (live) deliverLive(event);
     else pending.push(event);
   });
   let revokedBeforeStart = false;
@@ -141,7 +166,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     const page = await eventsAfter(db, scope, after, BACKLOG_PAGE);
     for (const event of page) {
       deliveredFromBacklog.add(event.seq!);
-      await deliver(event, false);
+      if (await deliver(event, false)) end();
     }
     if (page.length < BACKLOG_PAGE) break;
     after = page[page.length - 1].seq!;
@@ -149,6 +174,6 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   live = true;
   for (const event of pending.splice(0)) {
     const seen = event.seq !== null && (event.seq <= startSeq || deliveredFromBacklog.has(event.seq));
-    if (!seen) await deliver(event, true);
+    if (!seen && (await deliver(event, true))) end();
   }
 }

@@ -6,21 +6,26 @@ import { StreamOutbox, type OutboxClock, type StreamTarget } from '../../src/htt
 
 class Stream implements StreamTarget {
   writes: string[] = [];
+  buffers: Buffer[] = [];
   writableEnded = false;
   destroyed = false;
-  write(text: string) {
-    this.writes.push(text);
+  write(bytes: Buffer) {
+    this.writes.push(bytes.toString());
+    this.buffers.push(bytes);
     return true;
   }
 }
 
 function testClock() {
   let now = 1_000;
+  const tick = (ms: number) => void (now += ms);
   const scheduled: Array<{ at: number; flush: () => void }> = [];
   const clock: OutboxClock = { now: () => now, later: (flush, ms) => void scheduled.push({ at: now + ms, flush }) };
   return {
     clock,
     scheduled,
+    /** Time passing without anything running (a write's cost). */
+    tick,
     /** Moves the clock to `to` and runs what is due by then, in order. */
     advanceTo(to: number) {
       now = to;
@@ -70,6 +75,44 @@ describe('StreamOutbox', () => {
     expect(ending.writes).toEqual(['last\n\n']); // not twice
     expect(gone.writes).toEqual([]);
     expect(other.writes).toEqual(['kept\n\n']);
+  });
+
+  it('encodes what several streams were sent alike once, and keeps apart what differs', () => {
+    const time = testClock();
+    const outbox = new StreamOutbox(50, time.clock);
+    const [a, b, c] = [new Stream(), new Stream(), new Stream()];
+    for (const text of ['é1\n\n', 'e2\n\n']) for (const stream of [a, b, c]) outbox.write(stream, text);
+    outbox.write(c, 'e3\n\n');
+    time.advanceTo(1_000);
+    expect(a.writes).toEqual(['é1\n\ne2\n\n']);
+    expect(b.buffers[0]).toBe(a.buffers[0]);
+    expect(c.writes).toEqual(['é1\n\ne2\n\ne3\n\n']);
+
+    // The next interval starts afresh: a stream sent one text is written that text alone.
+    outbox.write(b, 'e4\n\n');
+    time.advanceTo(1_050);
+    expect(b.writes).toEqual(['é1\n\ne2\n\n', 'e4\n\n']);
+    expect(a.writes).toHaveLength(1);
+  });
+
+  it('puts the next flush off when writing took more than a tenth of the interval, and comes back once it is cheap', () => {
+    const time = testClock();
+    const outbox = new StreamOutbox(50, time.clock);
+    const streams = Array.from({ length: 150 }, () => {
+      const stream = new Stream();
+      const write = stream.write.bind(stream);
+      stream.write = (bytes) => (time.tick(0.125), write(bytes)); // 18.75 ms to write them all
+      return stream;
+    });
+    for (const stream of streams) outbox.write(stream, 'e1\n\n');
+    time.advanceTo(1_000); // both batches run: the second one as soon as it is due
+    outbox.write(streams[0]!, 'e2\n\n');
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_187.5]); // 18.75 ms of 187.5: a tenth
+    time.advanceTo(1_187.5);
+    expect(streams[0]!.writes).toEqual(['e1\n\n', 'e2\n\n']);
+    // That flush wrote one stream (0.125 ms): the interval is 50 ms again.
+    outbox.write(streams[1]!, 'e3\n\n');
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_237.5]);
   });
 
   it('writes many streams a batch per turn, so other work runs between batches', () => {
