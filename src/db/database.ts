@@ -24,7 +24,7 @@ import { pgTypes } from './types.js';
  * knex-pglite names a statement's command after knex's method, so a delete comes back as `DEL` and
  * knex's pg dialect, which reads the row count of `DELETE`, would hand back the raw result instead.
  */
-class EmbeddedClient extends ClientPGLite {
+class EmbeddedClient extends ClientPGLite implements NamedStatementRunner {
   /**
    * Shared with the copies knex makes of a client (per-user-params instances, the migrator), which
    * take over its fields with lodash's merge: a class instance is passed on as it is, where a field
@@ -57,6 +57,17 @@ class EmbeddedClient extends ClientPGLite {
 
   override async releaseConnection(): Promise<void> {
     this.connection.sharing.pop()?.();
+  }
+
+  /** A written statement on the shared connection, past knex's builder and runner (./statement.ts). */
+  async namedRows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]> {
+    const connection = (await this.acquireConnection()) as PgliteThread;
+    try {
+      announceQuery(this, statement, values);
+      return (await connection.query(statement.text, [...values])).rows;
+    } finally {
+      await this.releaseConnection();
+    }
   }
 
   /** Runs `work` with the connection and nobody else on it (a transaction, from BEGIN to its end). */
@@ -172,8 +183,7 @@ class PostgresClient extends PostgresDialect implements NamedStatementRunner {
   /** A named statement on a pooled connection, past knex's builder and runner (./statement.ts). */
   async namedRows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]> {
     const connection = (await this.acquireConnection()) as PooledConnection;
-    // As knex's runner does: whoever watches the statements sent (round-trip counts, knex's debug log) sees these too.
-    (this as unknown as NodeJS.EventEmitter).emit('query', { sql: statement.text, bindings: values, method: 'raw' });
+    announceQuery(this, statement, values);
     const send = async () => (await connection.query({ ...statement, values: [...values] })).rows;
     try {
       return await send();
@@ -185,6 +195,11 @@ class PostgresClient extends PostgresDialect implements NamedStatementRunner {
       await this.releaseConnection(connection);
     }
   }
+}
+
+/** As knex's runner does: whoever watches the statements sent (round-trip counts, knex's debug log) sees these too. */
+function announceQuery(client: object, statement: NamedStatement, values: readonly unknown[]): void {
+  (client as NodeJS.EventEmitter).emit('query', { sql: statement.text, bindings: values, method: 'raw' });
 }
 
 /**

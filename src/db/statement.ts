@@ -1,8 +1,8 @@
-// The hottest reads, written as SQL once instead of built by knex's query builder on every request. On
-// PostgreSQL outside a transaction they go to a pooled connection as named prepared statements without
-// knex's builder and runner, which cost a light request about a sixth of its CPU (GET /v1/account:
-// the builder compiling the same SQL again, the runner's connection and response bookkeeping). In a
-// transaction, and on PGlite, they run through knex as raw SQL.
+// The hottest reads, written as SQL once instead of built by knex's query builder on every request.
+// Outside a transaction they go straight to a connection, without knex's builder and runner, which cost
+// a light request about a sixth of its CPU (GET /v1/account: the builder compiling the same SQL again,
+// the runner's connection and response bookkeeping): on PostgreSQL as named prepared statements of a
+// pooled connection, on PGlite to its shared connection. In a transaction they run through knex as raw SQL.
 import type { Knex } from 'knex';
 import { prepared, statementName } from './prepared.js';
 
@@ -12,7 +12,7 @@ export interface NamedStatement {
   text: string;
 }
 
-/** A database client that can run a named statement itself (the PostgreSQL client: ./database.ts). */
+/** A database client that can run a written statement itself (both clients of ./database.ts). */
 export interface NamedStatementRunner {
   namedRows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]>;
 }
