@@ -53,6 +53,13 @@ describe(`HTTP surface (${backendName})`, () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('GET');
     expect(typeof (await wrong.json()).detail).toBe('string');
+    // OPTIONS outside the public call and chat endpoints (which answer preflights) is a method like any other.
+    const options = await authed('/v1/sessions/ses_any/messages', { method: 'OPTIONS' });
+    expect(options.status).toBe(405);
+    expect(options.headers.get('allow')!.split(', ').sort()).toEqual(['GET', 'POST']);
+    expect(options.headers.get('content-type')).toMatch(/^application\/json/);
+    // A path that is an operation's in other letters or with a trailing slash is that operation's.
+    expect((await authed('/V1/Account/')).status).toBe(200);
   });
 
   it('answers a missing body or a body of another media type with 422, and lets an optional body be left out', async () => {
