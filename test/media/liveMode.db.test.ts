@@ -186,8 +186,8 @@ describe(`media plane, live mode (${backendName})`, () => {
     }
     const charged = rows.reduce((sum, row) => sum - Number(row.amount_micros), 0);
     expect(await balanceOf(orgId)).toBe(10_000_000 - charged);
-    // Nothing is charged once interpretation stopped.
-    await sleep(400);
+    // Nothing is charged once interpretation stopped: the room that bills it is gone.
+    await waitUntil(() => t.server.media.room(id) === undefined, 0, 'the room to be dropped');
     expect(await ledger(id)).toHaveLength(rows.length);
   });
 
@@ -225,7 +225,8 @@ describe(`media plane, live mode (${backendName})`, () => {
 
     // The sides still hear each other, untranslated.
     const heard = customerHears.pcm().length;
-    await sleep(300);
+    // 101 samples: the 100 steps checked below.
+    await waitUntil(() => customerHears.pcm().length >= heard + 202, 0, 'more untranslated audio');
     await stopTalking();
     const later = customerHears.pcm().subarray(heard);
     expect(later.length).toBeGreaterThan(0);
@@ -316,9 +317,10 @@ describe(`media plane, live mode (${backendName})`, () => {
     // A listener joining later learns it at once.
     const late = await Listener.open(listenUrl(t, customer));
     expect((await late.waitForFrame((f) => f.type === 'notice')).code).toBe('translation_unavailable');
-    await sleep(300);
-    expect(await ledger(id)).toHaveLength(0);
+    // Nothing was billed, to the end of the room (which settles what ran).
     for (const ws of [agentMic, customerHears.ws, late.ws]) ws.close();
+    await waitUntil(() => t.server.media.room(id) === undefined, 0, 'the room to be dropped');
+    expect(await ledger(id)).toHaveLength(0);
   });
 
   it('a language change rebuilds the interpreters for the new languages and reconnects the other side', async () => {

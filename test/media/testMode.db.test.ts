@@ -282,14 +282,14 @@ describe(`media plane, test mode (${backendName})`, () => {
     await calls.setLanguage(id, customerKey, 'sv');
     expect(await agentHears.closed).toEqual({ code: 4002, reason: 'reconnect' });
     expect(agentHears.frames.at(-1)).toMatchObject({ type: 'notice', code: 'reconnect', message: expect.any(String) });
-    await sleep(50);
+    await roundTrip(customerHears.ws);
     expect(customerHears.ws.readyState).toBe(customerHears.ws.OPEN);
     // The agent reconnects with the same address.
     const back = await Listener.open(listenUrl(t, agent));
     expect(back.ws.readyState).toBe(back.ws.OPEN);
     // A name-only change reconnects nobody.
     await calls.side(`/${id}/me`, customerKey, { method: 'POST', body: { name: 'Sven' } });
-    await sleep(100);
+    await roundTrip(back.ws);
     expect(back.ws.readyState).toBe(back.ws.OPEN);
     back.close();
     customerHears.close();
