@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { DatabaseTimeouts } from '../config.js';
 import { ConnectionGate, type Leave } from './connectionGate.js';
 import { lockDataDir } from './dataDirLock.js';
+import { isStalePlan } from './errors.js';
 import type { PgliteWorkerData } from './pgliteProtocol.js';
 import { PgliteThread } from './pgliteThread.js';
 import { driverOptions } from './prepared.js';
@@ -157,13 +158,6 @@ type PooledConnection = pg.Client & {
   /** Prepared statements on it went stale inside a transaction: replaced rather than reused. */
   stalePlans?: boolean;
 };
-
-/**
- * PostgreSQL refuses to run a prepared statement whose result columns have changed since it was
- * prepared: `select *` of a table that another instance's migration has just added a column to.
- */
-const isStalePlan = (error: unknown) =>
-  (error as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
 
 /** knex's PostgreSQL dialect, which sends statements marked `prepared` as named prepared statements. */
 class PostgresClient extends PostgresDialect implements NamedStatementRunner {

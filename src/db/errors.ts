@@ -29,13 +29,20 @@ const CONNECTION_CODES = new Set([
 const CONNECTION_MESSAGES =
   /Connection terminated|timeout expired|Query read timeout|not queryable|Timeout acquiring a connection|connect ECONNREFUSED/;
 
+/**
+ * PostgreSQL refuses to run a prepared statement whose result columns have changed since it was
+ * prepared: `select *` of a table that another instance's migration has just added a column to.
+ */
+export const isStalePlan = (err: unknown): boolean =>
+  (err as DriverError).code === '0A000' && /cached plan must not change result type/.test(String((err as DriverError).message));
+
 /** Why the database cannot serve now, or undefined when the error is not about availability. */
 function unavailability(err: DriverError, code: string): string | undefined {
   if (code === '57014') return 'a statement took longer than the statement timeout';
   if (code === '55P03') return 'a lock could not be taken in time';
   if (code === '40001' || code === '40P01') return 'a transaction collided with another';
   // A prepared statement that a migration (another instance's) made stale inside a transaction.
-  if (code === '0A000' && /cached plan must not change result type/.test(String(err.message))) return 'the database schema changed';
+  if (isStalePlan(err)) return 'the database schema changed';
   // 08: connection exception; 53: insufficient resources; 57P0x: shutting down or starting up.
   if (code.startsWith('08') || code.startsWith('53') || /^57P0\d$/.test(code)) return 'the database is not accepting work';
   if (CONNECTION_CODES.has(code)) return `the connection to the database failed (${code})`;

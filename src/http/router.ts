@@ -17,7 +17,7 @@ import { toApiError } from './errorHandler.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
 import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
-import { matchTemplate, middlewareChain, pathTemplate, requestSegments } from './dispatch.js';
+import { matchTemplate, middlewareChain, pathTemplate, requestSegments, type PathTemplate } from './dispatch.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
 
 /**
@@ -40,7 +40,7 @@ export function operationsRouter(app: AppContext): RequestHandler {
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 
-  const routes = operationTable.map((op) => {
+  const routes = templatedOperations.map(({ op, template }) => {
     const body = documentedBody(op);
     const run = middlewareChain([
       ...bodyParsers(op),
@@ -52,7 +52,7 @@ export function operationsRouter(app: AppContext): RequestHandler {
       storableInput(op),
       invoke(app, op),
     ]);
-    return { op, method: op.method.toUpperCase(), template: templateOf(op), run };
+    return { op, method: op.method.toUpperCase(), template, run };
   });
   return (req, res, next) => {
     const method = req.method === 'HEAD' ? 'GET' : req.method;
@@ -69,8 +69,8 @@ export function operationsRouter(app: AppContext): RequestHandler {
   };
 }
 
-const templates = new Map(operationTable.map((op) => [op, pathTemplate(op.path)]));
-const templateOf = (op: OperationEntry) => templates.get(op)!;
+/** Every operation with its path split into segments, in the contract's order. */
+const templatedOperations = operationTable.map((op) => ({ op, template: pathTemplate(op.path) }));
 
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
 const JSON_BODY_LIMIT = '1mb';
@@ -178,15 +178,15 @@ const asOAuthError: ErrorRequestHandler = (err, req, _res, next) => {
 export function unmatchedOperation(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const segments = requestSegments(req.path);
-    const allowed = operationTable.filter((op) => isPathOf(op, segments)).map((op) => op.method.toUpperCase());
+    const allowed = templatedOperations.filter(({ template }) => isPathOf(template, segments)).map(({ op }) => op.method.toUpperCase());
     next(allowed.length ? errors.methodNotAllowed(req.method, allowed) : errors.routeNotFound(req.method, req.path));
   };
 }
 
 /** Whether the path is the operation's (a parameter that is not valid percent-encoding still is). */
-function isPathOf(op: OperationEntry, segments: string[]): boolean {
+function isPathOf(template: PathTemplate, segments: string[]): boolean {
   try {
-    return matchTemplate(templateOf(op), segments) !== undefined;
+    return matchTemplate(template, segments) !== undefined;
   } catch {
     return true;
   }

@@ -304,13 +304,13 @@ export interface MessagePage {
   cursor: number;
 }
 
+const messagesAfter = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?');
+const latestMessages = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?');
+
 /**
  * Messages after `after`, oldest first; with `after` 0, the latest `limit` messages. The cursor is the
  * last id returned, or `after` when nothing is new, so polling with it never skips or repeats.
  */
-const messagesAfter = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?');
-const latestMessages = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?');
-
 export async function listMessages(
   db: Knex,
   sessionId: string,
