@@ -5,15 +5,15 @@
 // event is offered only to the streams that may see it, not to every stream in the process. And an
 // answer is not kept waiting for the fan-out: events committed while a request is being answered are
 // held until its response is sent (`hold`), then published, per organization in the order they were
-// committed, so a later request's events never overtake an earlier one's.
-import { AsyncLocalStorage } from 'node:async_hooks';
+// committed, so a later request's events never overtake an earlier one's. The request publishes through
+// the hold's own view of the bus, passed to it explicitly: no async context to track across its awaits.
 import type { BusEvent, EventScope } from './types.js';
 
 export type EventListener = (event: BusEvent) => void;
 
-/** Publications made inside `run` wait until `release` (the response was sent), or go out at once after it. */
+/** What is published through `events` waits until `release` (the response was sent), or goes out at once after it. */
 export interface PublicationHold {
-  run<T>(work: () => Promise<T>): Promise<T>;
+  events: EventBus;
   release(): void;
 }
 
@@ -24,7 +24,7 @@ export interface EventBus {
   subscribe(listener: EventListener): () => void;
   /** The events of one scope only; with a session, that session's only. */
   subscribeTo(scope: EventScope, listener: EventListener): () => void;
-  /** Holds what is published while answering one request until that answer is out. */
+  /** A view of the bus that holds what is published through it until the answer of one request is out. */
   hold(): PublicationHold;
 }
 
@@ -50,12 +50,14 @@ export class LocalEventBus implements EventBus {
 
   private readonly everything = new Set<EventListener>();
   private readonly scopes = new Map<string, ScopeListeners>();
-  private readonly holding = new AsyncLocalStorage<HoldState>();
   /** Per organization, events not yet delivered because an earlier one's request is still being answered. */
   private readonly waiting = new Map<string, Array<{ event: BusEvent; hold: HoldState | undefined }>>();
 
   publish(event: BusEvent): void {
-    const hold = this.holding.getStore();
+    this.publishUnder(event, undefined);
+  }
+
+  private publishUnder(event: BusEvent, hold: HoldState | undefined): void {
     const held = hold !== undefined && !hold.released;
     const queue = this.waiting.get(event.orgId);
     if (!held && !queue) return this.deliver(event);
@@ -95,8 +97,14 @@ export class LocalEventBus implements EventBus {
 
   hold(): PublicationHold {
     const state: HoldState = { released: false, organizations: new Set() };
+    const events: EventBus = {
+      publish: (event) => this.publishUnder(event, state),
+      subscribe: (listener) => this.subscribe(listener),
+      subscribeTo: (scope, listener) => this.subscribeTo(scope, listener),
+      hold: () => this.hold(),
+    };
     return {
-      run: (work) => this.holding.run(state, work),
+      events,
       release: () => {
         if (state.released) return;
         state.released = true;

@@ -92,9 +92,18 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
   return async (req: Request, res: Response) => {
     const idempotencyKey = op.method === 'post' && req.principal ? req.get('idempotency-key') : undefined;
     const files = uploadedFiles(req);
+    // Events the operation commits are published once its answer is out: the client is not kept waiting
+    // for the fan-out to every stream. The operation sees the bus through the hold. An event stream's
+    // answer lasts, so its hold ends when it starts.
+    const publications = app.events.hold();
+    // A client that left while its request was read or authenticated has had its 'close' already: a
+    // hold waiting for it would keep every later event of the organization back for good.
+    if (res.closed) publications.release();
+    else res.once('close', publications.release);
+    const requestApp: AppContext = { ...app, events: publications.events };
     const handle = (requestRef: string | null) =>
       op.handler({
-        app,
+        app: requestApp,
         params: req.params,
         query: req.query,
         body: req.body,
@@ -107,15 +116,8 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       });
     const principal = req.principal;
     const run = principal?.kind === 'app' ? (requestRef: string | null) => actingAs(principal.appId, () => handle(requestRef)) : handle;
-    // Events the operation commits are published once its answer is out: the client is not kept waiting
-    // for the fan-out to every stream. An event stream's answer lasts, so its hold ends when it starts.
-    const publications = app.events.hold();
-    // A client that left while its request was read or authenticated has had its 'close' already: a
-    // hold waiting for it would keep every later event of the organization back for good.
-    if (res.closed) publications.release();
-    else res.once('close', publications.release);
     if (!idempotencyKey) {
-      const answer = await publications.run(() => run(null));
+      const answer = await run(null);
       if ('eventStream' in answer) publications.release();
       await send(app, req, res, answer);
       return;
@@ -128,11 +130,11 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
       credential: presentedCredential(req)!,
       instanceId: app.instanceId,
     };
-    const answer = await publications.run(() => runIdempotently(app.db, request, async () => {
+    const answer = await runIdempotently(app.db, request, async () => {
       const result = await run(requestRefFor(principalKey, idempotencyKey));
       if (!isJson(result)) throw new Error(`${op.operationId} answers with more than JSON and cannot be idempotent`);
       return result;
-    }));
+    });
     await send(app, req, res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
   };
 }

@@ -36,23 +36,23 @@ describe('LocalEventBus', () => {
     expect(heard).toEqual([]);
   });
 
-  it('holds events made under a hold until it is released, and keeps each organization in order', async () => {
+  it('holds events published through a hold until it is released, and keeps each organization in order', () => {
     const bus = new LocalEventBus();
     const heard: string[] = [];
     bus.subscribe((e) => heard.push(e.payload.id));
     const first = bus.hold();
     const second = bus.hold();
-    await first.run(async () => bus.publish(event('a1')));
-    await second.run(async () => bus.publish(event('a2')));
-    await second.run(async () => bus.publish(event('b1', 'org_b')));
+    first.events.publish(event('a1'));
+    second.events.publish(event('a2'));
+    second.events.publish(event('b1', 'org_b'));
     bus.publish(event('a3')); // not held, but behind a1 of the same organization
     expect(heard).toEqual([]);
     second.release();
     expect(heard).toEqual(['b1']);
     first.release();
     expect(heard).toEqual(['b1', 'a1', 'a2', 'a3']);
-    // Released: what is published under it now goes out at once.
-    await first.run(async () => bus.publish(event('a4')));
+    // Released: what is published through it now goes out at once.
+    first.events.publish(event('a4'));
     expect(heard).toEqual(['b1', 'a1', 'a2', 'a3', 'a4']);
   });
 });
