@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { serializeError, type PgliteRequest, type PgliteResponse, type PgliteWorkerData } from './pgliteProtocol.js';
+import { NamedStatements } from './pgliteStatements.js';
 import { pgliteParsers } from './types.js';
 
 const port = parentPort!;
@@ -33,12 +34,13 @@ async function open({ dataDir, loadDataDir, pgliteWasmModule }: PgliteWorkerData
   }
 }
 
-async function answer(pglite: PGlite, request: PgliteRequest): Promise<PgliteResponse> {
+async function answer(pglite: PGlite, statements: NamedStatements, request: PgliteRequest): Promise<PgliteResponse> {
   try {
     if (request.type === 'close') {
       await pglite.close(); // flushes: what a client was told is saved stays saved
       return { type: 'closed', id: request.id };
     }
+    if (request.type === 'named') return { type: 'result', id: request.id, result: await statements.run(request.name, request.sql, request.params) };
     const { rows, fields, affectedRows, command, rowCount } = await pglite.query(request.sql, request.params, request.options);
     return { type: 'result', id: request.id, result: { rows, fields, affectedRows, command, rowCount } };
   } catch (error) {
@@ -48,8 +50,9 @@ async function answer(pglite: PGlite, request: PgliteRequest): Promise<PgliteRes
 
 open(workerData as PgliteWorkerData).then(
   (pglite) => {
+    const statements = new NamedStatements(pglite);
     port.on('message', (request: PgliteRequest) => {
-      void answer(pglite, request).then((response) => {
+      void answer(pglite, statements, request).then((response) => {
         send(response);
         if (response.type === 'closed') port.close(); // nothing else holds the thread: it ends
       });
