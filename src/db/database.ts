@@ -65,7 +65,7 @@ class EmbeddedClient extends ClientPGLite implements NamedStatementRunner {
     const connection = (await this.acquireConnection()) as PgliteThread;
     try {
       announceQuery(this, statement, values);
-      return (await connection.namedQuery(statement.name, statement.text, values)).rows;
+      return (await connection.query(statement.text, [...values])).rows;
     } finally {
       await this.releaseConnection();
     }
@@ -350,16 +350,12 @@ async function openPglite(data: Pick<PgliteWorkerData, 'dataDir' | 'loadDataDir'
 async function openLeased({ thread, giveBack }: EmbeddedLease, settings: Settings): Promise<Database> {
   await thread.waitReady;
   // knex closes its only connection when destroyed: the lender's database must stay open.
-  const lent = {
-    waitReady: thread.waitReady,
-    query: thread.query.bind(thread),
-    namedQuery: thread.namedQuery.bind(thread),
-    close: async () => {}, get closed() { return thread.closed; } };
+  const lent = { waitReady: thread.waitReady, query: thread.query.bind(thread), close: async () => {}, get closed() { return thread.closed; } };
   const knex = embeddedKnex(lent, settings);
   return { knex, kind: 'pglite', close: () => knex.destroy().finally(giveBack) };
 }
 
-function embeddedKnex(pglite: Pick<PgliteThread, 'waitReady' | 'query' | 'namedQuery' | 'close' | 'closed'>, { timeouts, logger }: Settings): Knex {
+function embeddedKnex(pglite: Pick<PgliteThread, 'waitReady' | 'query' | 'close' | 'closed'>, { timeouts, logger }: Settings): Knex {
   return createKnex({
     client: EmbeddedClient,
     log: knexLog(logger),

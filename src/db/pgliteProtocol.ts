@@ -14,8 +14,6 @@ export interface PgliteWorkerData {
 /** Main thread -> worker. */
 export type PgliteRequest =
   | { type: 'query'; id: number; sql: string; params?: unknown[]; options?: Record<string, unknown> }
-  /** A written statement (src/db/statement.ts): parsed once under `name`, then only bound and executed. */
-  | { type: 'named'; id: number; name: string; sql: string; params: unknown[] }
   | { type: 'close'; id: number };
 
 /** What PGlite's `query()` answers, as it crosses the thread boundary. */

@@ -1,28 +1,32 @@
-// Written statements (./statement.ts) on PGlite, in the worker that owns it: each is parsed and
-// described once as a named statement, then every run is one Bind, Execute and Sync handed to PGlite
-// together. PGlite's query() sends Parse, Describe, Bind, Describe, Execute and Sync one at a time
-// for every statement, and PostgreSQL parses and plans it again each time: for a row read by its key
-// that is most of what the worker does.
-import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+// Statements in the worker that owns PGlite, kept parsed: each SQL text is parsed and described once as
+// a named statement of PGlite's session, then every run is one Bind, Execute and Sync handed to PGlite
+// together. PGlite's query() sends Parse, Describe, Bind, Describe, Execute and Sync one at a time for
+// every statement, and PostgreSQL parses and plans it again each time: for a row read by its key that
+// was most of what the worker did. knex writes the same few hundred texts again and again; the least
+// recently used beyond STATEMENTS_KEPT are closed, so one-off texts (migrations) do not pile up.
+import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import type { PgliteResults } from './pgliteProtocol.js';
 import { isStalePlan } from './errors.js';
 
 type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
 type RowDescription = Extract<BackendMessage, { name: 'rowDescription' }>;
 
-interface Described {
+interface Parsed {
+  name: string;
   /** The type of each parameter, chosen by PostgreSQL when it parsed the statement. */
   parameterTypes: number[];
   /** What PostgreSQL described the result as (none for a statement that returns no rows). */
   rowDescription: RowDescription | undefined;
 }
 
+export const STATEMENTS_KEPT = 256;
+
 const { serialize } = protocol;
 
 /** invalid_sql_statement_name: no prepared statement of that name (any more). */
 const isUnknownStatement = (error: unknown) => (error as { code?: unknown }).code === '26000';
 
-const joined = (parts: Uint8Array[]): Uint8Array => {
+function joined(parts: Uint8Array[]): Uint8Array {
   const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
   let at = 0;
   for (const part of parts) {
@@ -30,35 +34,43 @@ const joined = (parts: Uint8Array[]): Uint8Array => {
     at += part.length;
   }
   return bytes;
-};
+}
 
-export class NamedStatements {
-  private readonly described = new Map<string, Described>();
+export class PgliteStatements {
+  /** By SQL text, least recently used first (a Map keeps insertion order). */
+  private readonly parsed = new Map<string, Parsed>();
+  private nextName = 1;
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly kept = STATEMENTS_KEPT,
+  ) {}
 
-  /** Runs the statement `name` (SQL `sql`) with `params`, as query() would answer it. */
-  run(name: string, sql: string, params: unknown[]): Promise<PgliteResults> {
+  /** Runs `sql` with `params` and answers as PGlite's query() does. */
+  query(sql: string, params: readonly unknown[] = []): Promise<PgliteResults> {
     // Exclusive as query() is: nothing else PGlite runs can come between the messages of one run.
     return this.pglite.runExclusive(async () => {
       let results: PgliteResults;
       try {
-        results = await this.execute(name, sql, params);
+        results = await this.execute(sql, params);
       } catch (error) {
         if (!isStalePlan(error) && !isUnknownStatement(error)) throw error;
-        // A migration changed the columns the statement reads, or the session was reset (DISCARD ALL):
-        // parse it again, as it is now.
-        await this.forget(name);
-        results = await this.execute(name, sql, params);
+        // A migration changed the columns the statement reads, or the session was reset by a statement
+        // sent past this class: parse it again, as it is now. In a transaction the error has aborted it and the second try
+        // cannot run either: the first error is the one to answer with.
+        await this.forget(sql);
+        results = await this.execute(sql, params).catch(() => Promise.reject(error));
       }
-      // As query() does after a statement outside a transaction (written statements run outside one).
+      // DISCARD ALL and DEALLOCATE ALL (a database reset for its next user) dropped every statement.
+      if (results.command === 'DISCARD' || results.command === 'DEALLOCATE') this.parsed.clear();
+      // As query() does; a no-op on a data directory on disk, where every write goes straight to a file.
       await this.pglite.syncToFs();
       return results;
     });
   }
 
-  private async execute(name: string, sql: string, params: unknown[]): Promise<PgliteResults> {
-    const { parameterTypes, rowDescription } = await this.describe(name, sql);
+  private async execute(sql: string, params: readonly unknown[]): Promise<PgliteResults> {
+    const { name, parameterTypes, rowDescription } = await this.parse(sql);
     const values = params.map((param, i) => {
       if (param === null || param === undefined) return null;
       const serializer = this.pglite.serializers[parameterTypes[i]];
@@ -66,25 +78,39 @@ export class NamedStatements {
     });
     const messages = await this.exchange(serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync());
     const [results] = parse.parseResults(rowDescription ? [rowDescription, ...messages] : messages, this.pglite.parsers);
-    const { rows, fields, affectedRows } = results;
-    return { rows, fields, affectedRows };
+    const { rows, fields, affectedRows, command, rowCount } = results as Results & { command?: string; rowCount?: number };
+    return { rows, fields, affectedRows, command, rowCount };
   }
 
-  private async describe(name: string, sql: string): Promise<Described> {
-    const known = this.described.get(name);
-    if (known) return known;
+  private async parse(sql: string): Promise<Parsed> {
+    const known = this.parsed.get(sql);
+    if (known) {
+      // Most recently used now: to the end of the order.
+      this.parsed.delete(sql);
+      this.parsed.set(sql, known);
+      return known;
+    }
+    const name = `pglite_${this.nextName++}`;
     const messages = await this.exchange(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync());
-    const described: Described = {
+    const parsed: Parsed = {
+      name,
       parameterTypes: parse.parseDescribeStatementResults(messages),
       rowDescription: messages.find((message): message is RowDescription => message.name === 'rowDescription'),
     };
-    this.described.set(name, described);
-    return described;
+    this.parsed.set(sql, parsed);
+    if (this.parsed.size > this.kept) await this.forget(this.parsed.keys().next().value!);
+    return parsed;
   }
 
-  private async forget(name: string): Promise<void> {
-    this.described.delete(name);
-    await this.exchange(serialize.close({ type: 'S', name }), serialize.sync());
+  private async forget(sql: string): Promise<void> {
+    const parsed = this.parsed.get(sql);
+    if (!parsed) return;
+    this.parsed.delete(sql);
+    // Closing a statement that is gone already is no error; in a failed transaction it waits for none.
+    await this.pglite.execProtocolStream(joined([serialize.close({ type: 'S', name: parsed.name }), serialize.sync()]), {
+      syncToFs: false,
+      throwOnError: false,
+    });
   }
 
   /** Hands PGlite the messages at once; its answers come back parsed (a DatabaseError is thrown). */

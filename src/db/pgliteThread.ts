@@ -95,16 +95,7 @@ export class PgliteThread {
 
   async query(sql: string, params?: unknown[], options?: Record<string, unknown>): Promise<PgliteResults> {
     const wireParams = params?.map(serializeParam);
-    return this.results(await this.request((id) => ({ type: 'query', id, sql, params: wireParams, options })));
-  }
-
-  /** A written statement, parsed once in the worker under `name` (./pgliteStatements.ts). */
-  async namedQuery(name: string, sql: string, params: readonly unknown[]): Promise<PgliteResults> {
-    const wireParams = params.map(serializeParam);
-    return this.results(await this.request((id) => ({ type: 'named', id, name, sql, params: wireParams })));
-  }
-
-  private results(answer: PgliteResponse): PgliteResults {
+    const answer = await this.request((id) => ({ type: 'query', id, sql, params: wireParams, options }));
     const { result } = answer as Extract<PgliteResponse, { type: 'result' }>;
     parseLocalTimestamps(result.fields, result.rows);
     return result;

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { serializeError, type PgliteRequest, type PgliteResponse, type PgliteWorkerData } from './pgliteProtocol.js';
-import { NamedStatements } from './pgliteStatements.js';
+import { PgliteStatements } from './pgliteStatements.js';
 import { pgliteParsers } from './types.js';
 
 const port = parentPort!;
@@ -34,14 +34,16 @@ async function open({ dataDir, loadDataDir, pgliteWasmModule }: PgliteWorkerData
   }
 }
 
-async function answer(pglite: PGlite, statements: NamedStatements, request: PgliteRequest): Promise<PgliteResponse> {
+async function answer(pglite: PGlite, statements: PgliteStatements, request: PgliteRequest): Promise<PgliteResponse> {
   try {
     if (request.type === 'close') {
       await pglite.close(); // flushes: what a client was told is saved stays saved
       return { type: 'closed', id: request.id };
     }
-    if (request.type === 'named') return { type: 'result', id: request.id, result: await statements.run(request.name, request.sql, request.params) };
-    const { rows, fields, affectedRows, command, rowCount } = await pglite.query(request.sql, request.params, request.options);
+    const { sql, params, options } = request;
+    // Options of PGlite's own (a row mode, parsers of its own) are for its query(); knex passes none.
+    const result = options && Object.keys(options).length ? await pglite.query(sql, params, options) : await statements.query(sql, params);
+    const { rows, fields, affectedRows, command, rowCount } = result;
     return { type: 'result', id: request.id, result: { rows, fields, affectedRows, command, rowCount } };
   } catch (error) {
     return { type: 'error', id: request.id, error: serializeError(error) };
@@ -50,7 +52,7 @@ async function answer(pglite: PGlite, statements: NamedStatements, request: Pgli
 
 open(workerData as PgliteWorkerData).then(
   (pglite) => {
-    const statements = new NamedStatements(pglite);
+    const statements = new PgliteStatements(pglite);
     port.on('message', (request: PgliteRequest) => {
       void answer(pglite, statements, request).then((response) => {
         send(response);
