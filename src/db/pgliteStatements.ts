@@ -4,20 +4,24 @@
 // every statement, and PostgreSQL parses and plans it again each time: for a row read by its key that
 // was most of what the worker did. knex writes the same few hundred texts again and again; the least
 // recently used beyond STATEMENTS_KEPT are closed, so one-off texts (migrations) do not pile up.
-import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
+// PGlite's answers are read by node-postgres's protocol parser (pg-protocol), which reads values out of
+// one Buffer; PGlite's own parser copies every value of every row into an ArrayBuffer of its own first.
+import { protocol, type PGlite } from '@electric-sql/pglite';
+import type { BackendMessage, CommandCompleteMessage, DataRowMessage, ParameterDescriptionMessage, RowDescriptionMessage } from 'pg-protocol/dist/messages.js';
+import { Parser } from 'pg-protocol/dist/parser.js';
 import type { PgliteResults } from './pgliteProtocol.js';
 import { isStalePlan } from './errors.js';
-
-type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
-type RowDescription = Extract<BackendMessage, { name: 'rowDescription' }>;
 
 interface Parsed {
   name: string;
   /** The type of each parameter, chosen by PostgreSQL when it parsed the statement. */
   parameterTypes: number[];
-  /** What PostgreSQL described the result as (none for a statement that returns no rows). */
-  rowDescription: RowDescription | undefined;
+  /** The result's columns (none for a statement that returns no rows). */
+  fields: Array<{ name: string; dataTypeID: number }>;
 }
+
+/** The command tags that end in a count of rows written (as PGlite's query() counts affectedRows). */
+const WRITING_COMMANDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
 
 export const STATEMENTS_KEPT = 256;
 
@@ -70,16 +74,37 @@ export class PgliteStatements {
   }
 
   private async execute(sql: string, params: readonly unknown[]): Promise<PgliteResults> {
-    const { name, parameterTypes, rowDescription } = await this.parse(sql);
+    const { name, parameterTypes, fields } = await this.parse(sql);
     const values = params.map((param, i) => {
       if (param === null || param === undefined) return null;
       const serializer = this.pglite.serializers[parameterTypes[i]];
       return serializer ? serializer(param) : String(param);
     });
     const messages = await this.exchange(serialize.bind({ statement: name, values }), serialize.execute({}), serialize.sync());
-    const [results] = parse.parseResults(rowDescription ? [rowDescription, ...messages] : messages, this.pglite.parsers);
-    const { rows, fields, affectedRows, command, rowCount } = results as Results & { command?: string; rowCount?: number };
-    return { rows, fields, affectedRows, command, rowCount };
+    const parsers = fields.map(({ dataTypeID }) => this.pglite.parsers[dataTypeID]);
+    const rows: unknown[] = [];
+    let tag = '';
+    for (const message of messages) {
+      if (message.name === 'dataRow') {
+        const row: Record<string, unknown> = {};
+        (message as DataRowMessage).fields.forEach((value, i) => {
+          const parser = parsers[i];
+          row[fields[i].name] = value === null || !parser ? value : parser(value, fields[i].dataTypeID);
+        });
+        rows.push(row);
+      } else if (message.name === 'commandComplete') tag = (message as CommandCompleteMessage).text;
+    }
+    // As PGlite's query() reads the tag: "SELECT 2", "UPDATE 3", "INSERT 0 5", "CREATE TABLE".
+    const words = tag.split(' ');
+    const command = words[0];
+    const rowCount = Number.parseInt(words[words.length - 1], 10);
+    return {
+      rows,
+      fields,
+      affectedRows: WRITING_COMMANDS.has(command) ? rowCount : 0,
+      command,
+      ...(Number.isNaN(rowCount) ? {} : { rowCount }),
+    };
   }
 
   private async parse(sql: string): Promise<Parsed> {
@@ -92,10 +117,12 @@ export class PgliteStatements {
     }
     const name = `pglite_${this.nextName++}`;
     const messages = await this.exchange(serialize.parse({ name, text: sql }), serialize.describe({ type: 'S', name }), serialize.sync());
+    const parameters = messages.find((message): message is ParameterDescriptionMessage => message.name === 'parameterDescription');
+    const rowDescription = messages.find((message): message is RowDescriptionMessage => message.name === 'rowDescription');
     const parsed: Parsed = {
       name,
-      parameterTypes: parse.parseDescribeStatementResults(messages),
-      rowDescription: messages.find((message): message is RowDescription => message.name === 'rowDescription'),
+      parameterTypes: parameters?.dataTypeIDs ?? [],
+      fields: rowDescription?.fields.map(({ name: column, dataTypeID }) => ({ name: column, dataTypeID })) ?? [],
     };
     this.parsed.set(sql, parsed);
     if (this.parsed.size > this.kept) await this.forget(this.parsed.keys().next().value!);
@@ -106,15 +133,19 @@ export class PgliteStatements {
     const parsed = this.parsed.get(sql);
     if (!parsed) return;
     this.parsed.delete(sql);
-    // Closing a statement that is gone already is no error; in a failed transaction it waits for none.
-    await this.pglite.execProtocolStream(joined([serialize.close({ type: 'S', name: parsed.name }), serialize.sync()]), {
-      syncToFs: false,
-      throwOnError: false,
-    });
+    // Closing a statement that is gone already is no error; in a failed transaction the error is ignored.
+    await this.exchange(serialize.close({ type: 'S', name: parsed.name }), serialize.sync()).catch(() => undefined);
   }
 
-  /** Hands PGlite the messages at once; its answers come back parsed (a DatabaseError is thrown). */
-  private exchange(...messages: Uint8Array[]): Promise<BackendMessage[]> {
-    return this.pglite.execProtocolStream(joined(messages), { syncToFs: false });
+  /** Hands PGlite the messages at once and reads its answer; the first database error is thrown. */
+  private async exchange(...messages: Uint8Array[]): Promise<BackendMessage[]> {
+    const chunks: Buffer[] = [];
+    // The bytes handed out are a view of PGlite's memory, which the next statement overwrites: copied.
+    await this.pglite.execProtocolRawStream(joined(messages), { syncToFs: false, onRawData: (bytes) => void chunks.push(Buffer.from(bytes)) });
+    const answers: BackendMessage[] = [];
+    new Parser().parse(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), (message) => void answers.push(message));
+    const error = answers.find((message) => message.name === 'error');
+    if (error) throw error;
+    return answers;
   }
 }
