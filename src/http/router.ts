@@ -42,14 +42,15 @@ export function operationsRouter(app: AppContext): RequestHandler {
 
   const routes = templatedOperations.map(({ op, template }) => {
     const body = documentedBody(op);
+    const input = storableInput(op);
     const run = middlewareChain([
       ...bodyParsers(op),
-      storablePath,
+      ...(template.segments.some((segment) => 'parameter' in segment) ? [storablePath] : []),
       ...guards[op.auth](op),
       ...(body ? [body] : []),
       ...validate.forOperation(op),
       ...(op.auth === 'oauthClient' ? [asOAuthError] : []),
-      storableInput(op),
+      ...(input ? [input] : []),
       invoke(app, op),
     ]);
     return { op, method: op.method.toUpperCase(), template, run };

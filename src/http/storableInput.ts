@@ -88,11 +88,14 @@ export const storablePath: RequestHandler = (req, _res, next) => {
 
 /**
  * Refuses a request with an unstorable string or a too deeply nested structure in the query parameters
- * the operation declares (others are ignored, as they are everywhere) or its body.
+ * the operation declares (others are ignored, as they are everywhere) or its body. Null for an
+ * operation that takes neither: there is nothing to check.
  */
-export function storableInput(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler {
-  const parameters: Array<Record<string, any>> = contract.paths[op.path]?.[op.method]?.parameters ?? [];
+export function storableInput(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler | null {
+  const operation = contract.paths[op.path]?.[op.method];
+  const parameters: Array<Record<string, any>> = operation?.parameters ?? [];
   const declaredQuery = new Set(parameters.map(resolved).filter((p) => p.in === 'query').map((p) => p.name));
+  if (!declaredQuery.size && !operation?.requestBody) return null;
   return (req, _res, next) => {
     const query = Object.entries(req.query ?? {}).filter(([name]) => declaredQuery.has(name));
     const issues = unstorableParts([
