@@ -60,8 +60,8 @@ export class PgliteStatements {
       } catch (error) {
         if (!isStalePlan(error) && !isUnknownStatement(error)) throw error;
         // A migration changed the columns the statement reads, or the session was reset by a statement
-        // sent past this class: parse it again, as it is now. In a transaction the error has aborted it and the second try
-        // cannot run either: the first error is the one to answer with.
+        // sent past this class: parse it again, as it is now. In a transaction the error has aborted it
+        // and the second try cannot run either: the first error is the one to answer with.
         await this.forget(sql);
         results = await this.execute(sql, params).catch(() => Promise.reject(error));
       }
