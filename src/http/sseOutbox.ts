@@ -6,6 +6,10 @@
 // when writing the streams takes more than a tenth of the time: MAX_FLUSH_SHARE). Streams
 // that were sent the same texts in the same order (every stream of an organization, under a load of its
 // events) are written the same bytes, joined and encoded once rather than once per stream.
+// A stream whose client has not read what it was sent (its socket is full) is not written more: what it
+// is sent waits here, and it is written at the first flush after its socket drained. Node would keep the
+// bytes itself and write them from the drain, and a thousand clients reading at once would drain a
+// thousand sockets in one turn of the event loop, outside the outbox's batches.
 import { performance } from 'node:perf_hooks';
 
 /** The part of a response the outbox writes to. */
@@ -13,6 +17,9 @@ export interface StreamTarget {
   write(bytes: Buffer): unknown;
   readonly writableEnded: boolean;
   readonly destroyed: boolean;
+  /** The last write filled the socket: wait for 'drain' before writing more. */
+  readonly writableNeedDrain: boolean;
+  once(event: 'drain', listener: () => void): unknown;
 }
 
 export interface OutboxClock {
@@ -70,6 +77,8 @@ export class StreamOutbox {
   /** Where the paths of this interval start; a new one after each flush. */
   private start = new Gathered(null, '');
   private readonly gathered = new Map<StreamTarget, Gathered>();
+  /** Streams left out of flushes until their sockets drain. */
+  private readonly awaitingDrain = new Set<StreamTarget>();
   private flushScheduled = false;
   private lastFlushAt = -Infinity;
   /** Time the writes of the flush under way have taken so far, and of the last finished flush. */
@@ -84,18 +93,34 @@ export class StreamOutbox {
   /** Queues `text` for `target`; it is written, in order, at the next flush. */
   write(target: StreamTarget, text: string): void {
     this.gathered.set(target, (this.gathered.get(target) ?? this.start).then(text));
+    this.scheduleFlush();
+  }
+
+  /** Writes what `target` has queued now, full socket or not (before it is ended, so its last events are not lost). */
+  flush(target: StreamTarget): void {
+    const path = this.gathered.get(target);
+    if (path === undefined) return;
+    this.gathered.delete(target);
+    this.awaitingDrain.delete(target);
+    if (!target.writableEnded && !target.destroyed) target.write(path.bytes());
+  }
+
+  private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     const interval = Math.max(this.intervalMs, this.lastFlushMs / MAX_FLUSH_SHARE);
     this.clock.later(() => this.flushAll(), Math.max(0, this.lastFlushAt + interval - this.clock.now()));
   }
 
-  /** Writes what `target` has queued now (before it is ended, so its last events are not lost). */
-  flush(target: StreamTarget): void {
-    const path = this.gathered.get(target);
-    if (path === undefined) return;
-    this.gathered.delete(target);
-    if (!target.writableEnded && !target.destroyed) target.write(path.bytes());
+  /** A flush's write: none to a full socket, which is written at the first flush after it drained. */
+  private flushUnlessFull(target: StreamTarget): void {
+    if (!target.writableNeedDrain || target.writableEnded || target.destroyed) return this.flush(target);
+    if (this.awaitingDrain.has(target)) return;
+    this.awaitingDrain.add(target);
+    target.once('drain', () => {
+      this.awaitingDrain.delete(target);
+      this.scheduleFlush();
+    });
   }
 
   private flushAll(): void {
@@ -110,7 +135,7 @@ export class StreamOutbox {
   private flushSome(targets: StreamTarget[], from: number): void {
     const began = this.clock.now();
     const to = Math.min(targets.length, from + FLUSH_BATCH);
-    for (let i = from; i < to; i++) this.flush(targets[i]!);
+    for (let i = from; i < to; i++) this.flushUnlessFull(targets[i]!);
     this.flushingMs += this.clock.now() - began;
     if (to < targets.length) this.clock.later(() => this.flushSome(targets, to), 0);
     else this.lastFlushMs = this.flushingMs;

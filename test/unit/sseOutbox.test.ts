@@ -9,10 +9,21 @@ class Stream implements StreamTarget {
   buffers: Buffer[] = [];
   writableEnded = false;
   destroyed = false;
+  writableNeedDrain = false;
+  private drained: Array<() => void> = [];
   write(bytes: Buffer) {
     this.writes.push(bytes.toString());
     this.buffers.push(bytes);
     return true;
+  }
+  once(_event: 'drain', listener: () => void) {
+    this.drained.push(listener);
+    return this;
+  }
+  /** The client read what filled the socket. */
+  drain() {
+    this.writableNeedDrain = false;
+    for (const listener of this.drained.splice(0)) listener();
   }
 }
 
@@ -75,6 +86,46 @@ describe('StreamOutbox', () => {
     expect(ending.writes).toEqual(['last\n\n']); // not twice
     expect(gone.writes).toEqual([]);
     expect(other.writes).toEqual(['kept\n\n']);
+  });
+
+  it('leaves a stream whose socket is full out of flushes until it drains, then writes what it gathered, in order', () => {
+    const time = testClock();
+    const outbox = new StreamOutbox(50, time.clock);
+    const [full, other] = [new Stream(), new Stream()];
+    full.writableNeedDrain = true;
+    outbox.write(full, 'e1\n\n');
+    outbox.write(other, 'e1\n\n');
+    time.advanceTo(1_000);
+    expect(other.writes).toEqual(['e1\n\n']);
+    expect(full.writes).toEqual([]);
+    outbox.write(full, 'e2\n\n');
+    time.advanceTo(1_050);
+    expect(full.writes).toEqual([]); // still full: nothing more is handed to it
+    expect(time.scheduled).toEqual([]); // and nothing is scheduled for it until it drains
+    full.drain();
+    expect(full.writes).toEqual([]); // not from the drain itself: at the next flush
+    time.advanceTo(1_100);
+    expect(full.writes).toEqual(['e1\n\ne2\n\n']);
+  });
+
+  it('writes a full stream on demand (its last events before it ends), and forgets one that went away', () => {
+    const time = testClock();
+    const outbox = new StreamOutbox(50, time.clock);
+    const [ending, gone] = [new Stream(), new Stream()];
+    ending.writableNeedDrain = true;
+    gone.writableNeedDrain = true;
+    outbox.write(ending, 'last\n\n');
+    outbox.write(gone, 'lost\n\n');
+    time.advanceTo(1_000);
+    outbox.flush(ending);
+    expect(ending.writes).toEqual(['last\n\n']);
+    gone.destroyed = true;
+    outbox.write(gone, 'more\n\n');
+    time.advanceTo(1_050);
+    expect(gone.writes).toEqual([]);
+    gone.drain(); // a drain after the stream went away schedules a flush that finds nothing
+    time.advanceTo(1_100);
+    expect([ending.writes, gone.writes]).toEqual([['last\n\n'], []]);
   });
 
   it('encodes what several streams were sent alike once, and keeps apart what differs', () => {
