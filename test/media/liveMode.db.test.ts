@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { InterpreterFactory, InterpreterOptions } from '../../src/calls/media/interpreter.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
-import { Listener, callApi, type Frame, connect, listenUrl, pattern, sleep, streamAudio, streamUrl, waitUntil, withServerClockStopped } from './support.js';
+import { Listener, callApi, type Frame, connect, heardThroughMarker, listenUrl, pattern, roundTrip, sleep, streamAudio, streamUrl, waitUntil, withServerClockStopped } from './support.js';
 
 interface FakeInterpreter {
   opts: InterpreterOptions;
@@ -83,9 +83,8 @@ describe(`media plane, live mode (${backendName})`, () => {
 
     expect((await customerHears.waitForBytes(agentVoice.length)).equals(invert(agentVoice))).toBe(true);
     expect((await agentHears.waitForBytes(customerVoice.length)).equals(invert(customerVoice))).toBe(true);
-    await sleep(150);
-    expect(customerHears.pcm().length).toBe(agentVoice.length);
-    expect(agentHears.pcm().length).toBe(customerVoice.length);
+    // The captions are sent with the audio: a ping answered after them proves they are all in.
+    await Promise.all([roundTrip(customerHears.ws), roundTrip(agentHears.ws)]);
 
     const directions = instances.map((i) => `${i.opts.sourceLanguage}->${i.opts.targetLanguage}`).sort();
     expect(directions).toEqual(['en->fi', 'fi->en']);
@@ -98,6 +97,10 @@ describe(`media plane, live mode (${backendName})`, () => {
     expect(captions[4].final).toBe(true);
     expect(captions[5].id).not.toBe(captions[4].id);
     expect(agentHears.frames.filter((f) => f.type === 'caption').every((c) => c.language === 'en' && c.source_language === 'fi')).toBe(true);
+    // Nothing more arrives: each side heard the other's voice once, up to a last frame each sends.
+    const marker = pattern(960, 7_000);
+    expect((await heardThroughMarker(agentMic, customerHears, agentVoice.length, marker)).equals(invert(Buffer.concat([agentVoice, marker])))).toBe(true);
+    expect((await heardThroughMarker(customerMic, agentHears, customerVoice.length, marker)).equals(invert(Buffer.concat([customerVoice, marker])))).toBe(true);
 
     agentMic.close();
     await waitUntil(() => instances.find((i) => i.opts.sourceLanguage === 'en')!.closed, 2_000, 'the en->fi interpreter to close');
@@ -140,18 +143,24 @@ describe(`media plane, live mode (${backendName})`, () => {
     const voiceB = pattern(2_400, 42_768);
     const mixed = Buffer.alloc(voiceA.length);
     for (let i = 0; i < voiceA.length; i += 2) mixed.writeInt16LE(voiceA.readInt16LE(i) + voiceB.readInt16LE(i), i);
+    // One last frame from both sources, to come through mixed right after the rest: what arrives before
+    // it is all there is (nothing more arrives).
+    const [lastA, lastB] = [pattern(480, 34_000), pattern(480, 44_000)]; // a frame each; sums do not clip either
+    const lastMixed = Buffer.alloc(960);
+    for (let i = 0; i < 960; i += 2) lastMixed.writeInt16LE(lastA.readInt16LE(i) + lastB.readInt16LE(i), i);
     // The server's clock stands still while the frames go: neither source can count as silent.
-    const heard = await withServerClockStopped(async () => {
+    const [heard, all] = await withServerClockStopped(async () => {
       for (let offset = 0; offset < voiceA.length; offset += 960) {
         headset.send(voiceA.subarray(offset, offset + 960));
         laptop.send(voiceB.subarray(offset, offset + 960));
         await sleep(5);
       }
-      return customerHears.waitForBytes(voiceA.length);
+      const voice = await customerHears.waitForBytes(voiceA.length);
+      laptop.send(lastB);
+      return [voice, await heardThroughMarker(headset, customerHears, voiceA.length, lastA)];
     });
     expect(heard.equals(invert(mixed))).toBe(true);
-    await sleep(150);
-    expect(customerHears.pcm().length).toBe(voiceA.length);
+    expect(all.equals(invert(Buffer.concat([mixed, lastMixed])))).toBe(true);
     for (const ws of [headset, laptop, customerHears.ws]) ws.close();
   });
 

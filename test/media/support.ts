@@ -84,6 +84,17 @@ export function roundTrip(ws: WebSocket): Promise<void> {
   });
 }
 
+/**
+ * What `listener` has heard (all of it) once `marker`, sent on `mic` after everything else, has come
+ * through: `heardBefore` bytes and the marker's. Audio it should not have heard (a second copy, the other side's voice) comes before
+ * the marker in the pipeline's order, so a test waits for the marker instead of for a time in which
+ * nothing more arrives.
+ */
+export function heardThroughMarker(mic: WebSocket, listener: Listener, heardBefore: number, marker: Buffer): Promise<Buffer> {
+  mic.send(marker);
+  return listener.waitForBytes(heardBefore + marker.length);
+}
+
 export function connect(url: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
