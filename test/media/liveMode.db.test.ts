@@ -141,13 +141,16 @@ describe(`media plane, live mode (${backendName})`, () => {
     // Samples 0, 1, 2, ... and 10000, 10001, ...: their sums never clip.
     const voiceA = pattern(2_400, 32_768);
     const voiceB = pattern(2_400, 42_768);
-    const mixed = Buffer.alloc(voiceA.length);
-    for (let i = 0; i < voiceA.length; i += 2) mixed.writeInt16LE(voiceA.readInt16LE(i) + voiceB.readInt16LE(i), i);
+    const mix = (a: Buffer, b: Buffer) => {
+      const sum = Buffer.alloc(a.length);
+      for (let i = 0; i < a.length; i += 2) sum.writeInt16LE(a.readInt16LE(i) + b.readInt16LE(i), i);
+      return sum;
+    };
+    const mixed = mix(voiceA, voiceB);
     // One last frame from both sources, to come through mixed right after the rest: what arrives before
     // it is all there is (nothing more arrives).
     const [lastA, lastB] = [pattern(480, 34_000), pattern(480, 44_000)]; // a frame each; sums do not clip either
-    const lastMixed = Buffer.alloc(960);
-    for (let i = 0; i < 960; i += 2) lastMixed.writeInt16LE(lastA.readInt16LE(i) + lastB.readInt16LE(i), i);
+    const lastMixed = mix(lastA, lastB);
     // The server's clock stands still while the frames go: neither source can count as silent.
     const [heard, all] = await withServerClockStopped(async () => {
       for (let offset = 0; offset < voiceA.length; offset += 960) {
