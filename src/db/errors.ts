@@ -36,6 +36,9 @@ const CONNECTION_MESSAGES =
 export const isStalePlan = (err: unknown): boolean =>
   (err as DriverError).code === '0A000' && /cached plan must not change result type/.test(String((err as DriverError).message));
 
+/** invalid_sql_statement_name: no prepared statement of that name (any more: DISCARD ALL, DEALLOCATE). */
+export const isUnknownStatement = (err: unknown): boolean => (err as DriverError).code === '26000';
+
 /** Why the database cannot serve now, or undefined when the error is not about availability. */
 function unavailability(err: DriverError, code: string): string | undefined {
   if (code === '57014') return 'a statement took longer than the statement timeout';
