@@ -25,6 +25,15 @@ module.exports = {
       to: { path: '^(handlers/|src/)', pathNot: '^src/(db/|config\\.ts|errors\\.ts|ids\\.ts|logging/|secretStrength\\.ts|generated/api\\.ts)' },
     },
     {
+      name: 'no-async-context',
+      severity: 'error',
+      comment:
+        'AsyncLocalStorage (node:async_hooks) turns on promise hooks for every promise of the process once it has run: ' +
+        'what a request needs (its event hold, the app it acts for) is passed to it explicitly.',
+      from: { path: '^(src|handlers)/' },
+      to: { path: '^(node:)?async_hooks$' },
+    },
+    {
       name: 'domain-knows-no-http',
       severity: 'error',
       comment: 'Rules live in services: they never see requests, responses, pages or the HTTP server.',

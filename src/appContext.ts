@@ -27,6 +27,12 @@ export interface AppContext {
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
   /**
+   * The installed app (its client_id) whose request this context serves: the events and ledger rows the
+   * request writes name it (DESIGN §8). Null in the process's own context (the media plane's clock,
+   * webhooks) and for requests made with an API key or by a customer.
+   */
+  actingApp: string | null;
+  /**
    * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a pass soon (something
    * became due); `tick` runs one after the current one and resolves when it is done (tests).
    */

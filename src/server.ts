@@ -139,6 +139,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),
       events,
+      actingApp: null,
       webhooks,
       instanceId: running.id,
       revocations,

@@ -4,6 +4,6 @@ import { findSession } from '../../src/sessions/sessions.js';
 
 export default defineHandler<'sendTyping'>(async ({ app, principal, params, body }) => {
   const session = await findSession(app.db, principal, params.session_id);
-  announceTyping(app.events, session, body.sender, body.author_name);
+  announceTyping(app, session, body.sender, body.author_name);
   return { status: 204, body: undefined };
 });

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { withEvents } from '../events/log.js';
+import { serverMade, withEvents } from '../events/log.js';
 import { newEvent, type CallSignal, type EventData, type EventType, type Metadata, type NewEvent } from '../events/types.js';
 import { hashSecret, newId, newSecret } from '../ids.js';
 import { fundedPayer } from '../money/index.js';
@@ -54,7 +54,7 @@ export interface CallOut {
   ended_at: string | null;
 }
 
-export type CallDeps = Pick<AppContext, 'db' | 'events' | 'config' | 'audioSocketPort'>;
+export type CallDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'config' | 'audioSocketPort'>;
 
 
 export function presentCall(row: CallRow): CallOut {
@@ -104,7 +104,7 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
   await fundedPayer(deps.db, payer);
   const agentKey = newSecret('ck_');
   const customerKey = newSecret('ck_');
-  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+  const row = await withEvents(deps, async (trx, emit) => {
     const [created] = await trx<CallRow>('calls')
       .insert({
         id: newId('call'),
@@ -151,7 +151,7 @@ export async function listCalls(db: Knex, payer: Payer, filter: CallFilter): Pro
 
 /** Ends the call for both sides; the media plane hears `call.ended` and closes every socket. */
 export async function endCall(deps: CallDeps, call: CallRow): Promise<CallRow> {
-  return withEvents(deps.db, deps.events, async (trx, emit) => {
+  return withEvents(deps, async (trx, emit) => {
     const current = (await trx<CallRow>('calls').where({ id: call.id }).forUpdate().first())!;
     assertOpen(current);
     const [ended] = await trx<CallRow>('calls')
@@ -166,7 +166,7 @@ export async function endCall(deps: CallDeps, call: CallRow): Promise<CallRow> {
 /** A new link for one side: the old link, and every socket opened with it, stop at once. */
 export async function rotateSideLink(deps: CallDeps, call: CallRow, side: Side): Promise<{ url: string }> {
   const key = newSecret('ck_');
-  await withEvents(deps.db, deps.events, async (trx, emit) => {
+  await withEvents(deps, async (trx, emit) => {
     const current = (await trx<CallRow>('calls').where({ id: call.id }).forUpdate().first())!;
     assertOpen(current);
     const [updated] = await trx<CallRow>('calls')
@@ -182,7 +182,7 @@ export async function rotateSideLink(deps: CallDeps, call: CallRow, side: Side):
 export async function newPhoneLine(deps: CallDeps, call: CallRow, side: Side) {
   assertOpen(call);
   const lineId = randomUUID();
-  await withEvents(deps.db, deps.events, async (trx, emit) => {
+  await withEvents(deps, async (trx, emit) => {
     const current = (await trx<CallRow>('calls').where({ id: call.id }).forUpdate().first())!;
     assertOpen(current);
     const [updated] = await trx<CallRow>('calls').where({ id: call.id }).update({ [lineColumn(side)]: lineId }).returning('*');
@@ -222,7 +222,7 @@ export const isJoined = (call: CallRow, side: Side) => call[joinedColumn(side)] 
 /** A side opening its link or its media joins the call (once, until it leaves). */
 export async function markJoined(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow, side: Side): Promise<CallRow> {
   if (call.status !== 'open' || isJoined(call, side)) return call;
-  return withEvents(deps.db, deps.events, async (trx, emit) => {
+  return withEvents(serverMade(deps), async (trx, emit) => {
     const [updated] = await trx<CallRow>('calls')
       .where({ id: call.id, status: 'open' })
       .whereNull(joinedColumn(side))
@@ -239,7 +239,7 @@ export async function markJoined(deps: Pick<CallDeps, 'db' | 'events'>, call: Ca
  * call stays open, and no media signal goes out: other endpoints of the side keep what they have.
  */
 export async function markLeft(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow, side: Side): Promise<void> {
-  await withEvents(deps.db, deps.events, async (trx, emit) => {
+  await withEvents(serverMade(deps), async (trx, emit) => {
     const [updated] = await trx<CallRow>('calls')
       .where({ id: call.id, status: 'open' })
       .whereNotNull(joinedColumn(side))
@@ -253,7 +253,7 @@ export async function markLeft(deps: Pick<CallDeps, 'db' | 'events'>, call: Call
 export async function hangUp(deps: CallDeps, call: CallRow, side: Side): Promise<CallRow> {
   assertOpen(call);
   if (side === 'agent') return endCall(deps, call);
-  return withEvents(deps.db, deps.events, async (trx, emit) => {
+  return withEvents(deps, async (trx, emit) => {
     const [updated] = await trx<CallRow>('calls')
       .where({ id: call.id })
       .update({ [joinedColumn(side)]: null })
@@ -265,7 +265,7 @@ export async function hangUp(deps: CallDeps, call: CallRow, side: Side): Promise
 
 /** A live call's prepaid balance ran out: interpretation stopped for both sides (the call stays open). */
 export async function announceBalanceExhausted(deps: Pick<CallDeps, 'db' | 'events'>, call: CallRow): Promise<void> {
-  await withEvents(deps.db, deps.events, (_trx, emit) => emit(callEvent(call, 'call.balance_exhausted', presentCall(call))));
+  await withEvents(serverMade(deps), (_trx, emit) => emit(callEvent(call, 'call.balance_exhausted', presentCall(call))));
 }
 
 export interface SideSettings {
@@ -283,7 +283,7 @@ export async function updateSideSettings(deps: CallDeps, call: CallRow, side: Si
   if (settings.language) changes[side === 'agent' ? 'agent_language' : 'customer_language'] = settings.language;
   if (settings.name) changes[side === 'agent' ? 'agent_name' : 'customer_name'] = settings.name;
   if (!Object.keys(changes).length) return call;
-  return withEvents(deps.db, deps.events, async (trx, emit) => {
+  return withEvents(deps, async (trx, emit) => {
     const [updated] = await trx<CallRow>('calls').where({ id: call.id, status: 'open' }).update(changes).returning('*');
     if (!updated) throw errors.conflict('the call has ended');
     const languageChanged = languageOf(updated, side) !== languageOf(call, side);

@@ -4,7 +4,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import { actingApp } from '../oauth/actingApp.js';
 import { queueDeliveries } from '../webhooks/deliveries.js';
 import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
 import { prepared } from '../db/prepared.js';
@@ -28,8 +27,20 @@ const toBusEvent = (row: EventRow): BusEvent => ({
   seq: row.seq,
 });
 
-function payloadOf(event: NewEvent): EventPayload {
-  const app = actingApp();
+/**
+ * What writes events: the store, the bus they are published on once committed, and the installed app
+ * whose request makes them (named on each event), if one does.
+ */
+export interface EventWriter {
+  db: Knex;
+  events: EventBus;
+  actingApp: string | null;
+}
+
+/** What the server does of its own accord, or on behalf of no app (the media plane's clock, webhooks, Twilio's callbacks). */
+export const serverMade = ({ db, events }: Pick<EventWriter, 'db' | 'events'>): EventWriter => ({ db, events, actingApp: null });
+
+function payloadOf(event: NewEvent, app: string | null): EventPayload {
   return {
     id: newId('evt'),
     type: event.type,
@@ -48,8 +59,8 @@ interface ReadyEvent {
   payloadJson: string;
 }
 
-function readyToStore(event: NewEvent): ReadyEvent {
-  const payload = payloadOf(event);
+function readyToStore(event: NewEvent, app: string | null): ReadyEvent {
+  const payload = payloadOf(event, app);
   return { event, payload, payloadJson: JSON.stringify(payload) };
 }
 
@@ -85,8 +96,8 @@ const eventRow = ({ event, payload, payloadJson }: ReadyEvent) => ({
   payload: payloadJson,
 });
 
-export async function recordEvent(db: Knex, event: NewEvent): Promise<BusEvent> {
-  const ready = readyToStore(event);
+async function recordEvent(db: Knex, event: NewEvent, app: string | null): Promise<BusEvent> {
+  const ready = readyToStore(event, app);
   // One statement stores the event and queues its webhook deliveries: both commit, or neither.
   const [row]: Array<{ seq: number; webhook_deliveries: number }> = await prepared(db('events'))
     .with('queued', queuedFor(db, ready))
@@ -112,11 +123,12 @@ export interface AnnouncedInsert {
  */
 export async function insertAnnounced<Row extends { id: number }>(
   db: Knex,
+  app: string | null,
   change: AnnouncedInsert,
   announce: (row: Row) => NewEvent,
   prospective: Omit<Row, 'id'>,
 ): Promise<{ row: Row; event: BusEvent } | undefined> {
-  const ready = readyToStore(announce({ ...prospective, id: 0 } as Row));
+  const ready = readyToStore(announce({ ...prospective, id: 0 } as Row), app);
   const { payload } = ready;
   const { rows } = await prepared(
     db.raw<{ rows: Array<Row & { event_seq: number; webhook_deliveries: number }> }>(
@@ -147,9 +159,9 @@ export async function insertAnnounced<Row extends { id: number }>(
 }
 
 /** An event that is announced but not kept (typing): it cannot be resumed from. */
-export function ephemeralEvent(event: NewEvent): BusEvent {
+export function ephemeralEvent(event: NewEvent, app: string | null): BusEvent {
   return {
-    payload: payloadOf(event),
+    payload: payloadOf(event, app),
     orgId: event.orgId,
     mode: event.mode,
     sessionId: event.sessionId ?? null,
@@ -164,8 +176,7 @@ export function ephemeralEvent(event: NewEvent): BusEvent {
  * the work stored itself, in the statement of the change (`insertAnnounced`), in the order of `emit`.
  */
 export async function withEvents<T>(
-  db: Knex,
-  bus: EventBus,
+  { db, events, actingApp }: EventWriter,
   work: (
     trx: Knex.Transaction,
     emit: (event: NewEvent) => Promise<void>,
@@ -176,11 +187,11 @@ export async function withEvents<T>(
   const result = await db.transaction((trx) =>
     work(
       trx,
-      async (event) => void recorded.push(await recordEvent(trx, event)),
+      async (event) => void recorded.push(await recordEvent(trx, event, actingApp)),
       (event) => void recorded.push(event),
     ),
   );
-  for (const event of recorded) bus.publish(event);
+  for (const event of recorded) events.publish(event);
   return result;
 }
 

@@ -12,7 +12,6 @@ import {
 } from './authenticate.js';
 import type { Answer, JsonAnswer, OperationEntry, UploadedFile } from './handler.js';
 import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
-import { actingAs } from '../oauth/actingApp.js';
 import { toApiError } from './errorHandler.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
@@ -101,22 +100,21 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
     // hold waiting for it would keep every later event of the organization back for good.
     if (res.closed) publications.release();
     else res.once('close', publications.release);
-    const requestApp: AppContext = { ...app, events: publications.events };
-    const handle = (requestRef: string | null) =>
+    const principal = req.principal;
+    const requestApp: AppContext = { ...app, events: publications.events, actingApp: principal?.kind === 'app' ? principal.appId : null };
+    const run = (requestRef: string | null) =>
       op.handler({
         app: requestApp,
         params: req.params,
         query: req.query,
         body: req.body,
         requestRef,
-        principal: req.principal,
+        principal,
         callSide: req.callSide,
         chat: req.chat,
         clientAuthorization: op.auth === 'oauthClient' ? (req.get('authorization') ?? null) : undefined,
         files,
       });
-    const principal = req.principal;
-    const run = principal?.kind === 'app' ? (requestRef: string | null) => actingAs(principal.appId, () => handle(requestRef)) : handle;
     if (!idempotencyKey) {
       const answer = await run(null);
       if ('eventStream' in answer) publications.release();

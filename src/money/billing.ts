@@ -49,6 +49,7 @@ export async function chargeCallSeconds(db: Knex, payer: Payer, callId: string, 
       quantity: seconds,
       amountMicros: -voiceCostMicros(org, seconds),
       reference: callId,
+      appId: null,
     });
     return fundingOf(after);
   });
@@ -67,5 +68,5 @@ export async function creditBalance(
   const org = await trx<OrganizationRow>('organizations').where({ id: orgId }).forUpdate().first();
   if (!org) throw errors.notFound('organization');
   if (org.balance_micros === null) throw errors.conflict('the organization is invoiced and has no prepaid balance to credit');
-  return bookEntry(trx, { orgId, mode: 'live', kind: 'credit', quantity: 0, amountMicros, reference });
+  return bookEntry(trx, { orgId, mode: 'live', kind: 'credit', quantity: 0, amountMicros, reference, appId: null });
 }

@@ -3,7 +3,6 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { actingApp } from '../oauth/actingApp.js';
 import type { OrganizationRow } from '../services/organizationRows.js';
 import { fromMicros } from './amounts.js';
 import type { UsageKind } from './prices.js';
@@ -21,6 +20,8 @@ export interface LedgerEntryInput {
   reference: string | null;
   /** Identifies the request that caused the entry; a second entry for the same request is not made. */
   requestRef?: string | null;
+  /** The installed app whose request caused the entry; null for everything else (DESIGN §8). */
+  appId: string | null;
 }
 
 export interface LedgerEntry {
@@ -90,7 +91,7 @@ export async function insertLedgerEntry(
       amount_micros: entry.amountMicros,
       reference: entry.reference,
       request_ref: entry.requestRef ?? null,
-      app_id: actingApp(),
+      app_id: entry.appId,
     })
     .onConflict('request_ref')
     .ignore()

@@ -44,6 +44,8 @@ export interface ChargeRefs {
   reference: string;
   /** The request's Idempotency-Key reference: a retry after a crash is charged once. */
   requestRef: string | null;
+  /** The installed app whose request is charged (named on the ledger row), or null. */
+  appId: string | null;
 }
 
 /** One part of what a request holds: `quantity` units of `kind`. */
@@ -155,6 +157,7 @@ export async function settle(
     amountMicros: -cost,
     reference: refs.reference,
     requestRef: refs.requestRef,
+    appId: refs.appId,
   });
   const charged = inserted ? cost : 0;
   if (reservation.prepaid && (charged !== 0 || held > 0)) {

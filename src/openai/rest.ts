@@ -2,7 +2,6 @@
 // own retries with backoff (408/409/429/5xx, connection errors, timeouts), and one description of a
 // request that failed for good, naming the upstream status and how often it was asked.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { attempts, errorMessage, seconds, shorten } from '../upstream/failureText.js';
 
@@ -34,31 +33,30 @@ export interface OpenAiRest {
 }
 
 export function createOpenAiRest(options: OpenAiRestOptions): OpenAiRest {
-  // Counts the HTTP attempts of one request, so that the final error can say how often the upstream was asked.
-  const attemptCounter = new AsyncLocalStorage<{ count: number }>();
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseUrl,
-    timeout: options.timeoutMs,
-    maxRetries: options.maxRetries,
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      const counter = attemptCounter.getStore();
-      // The SDK probes a custom fetch once with `data:,` (FormData support) before the first upload.
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      if (counter && !url.startsWith('data:')) counter.count += 1;
-      return fetch(input, init);
-    }) as typeof fetch,
-  });
+  const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, timeout: options.timeoutMs, maxRetries: options.maxRetries });
   return {
     async request(call) {
+      // Counts the HTTP attempts of this request, so that the final error can say how often the upstream
+      // was asked: a client of its own whose fetch counts (no async context, which would slow every
+      // promise of the process once used).
       const counter = { count: 0 };
+      const counting = client.withOptions({ fetch: countingFetch(counter) });
       try {
-        return await attemptCounter.run(counter, () => call(client));
+        return await call(counting);
       } catch (error) {
         throw describeFailure(error, counter.count || 1, options.timeoutMs);
       }
     },
   };
+}
+
+function countingFetch(counter: { count: number }): typeof fetch {
+  return ((input: string | URL | Request, init?: RequestInit) => {
+    // The SDK probes a custom fetch once with `data:,` (FormData support) before the first upload.
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith('data:')) counter.count += 1;
+    return fetch(input, init);
+  }) as typeof fetch;
 }
 
 function describeFailure(error: unknown, attemptCount: number, timeoutMs: number): OpenAiRequestError {

@@ -1,7 +1,6 @@
 // Messages of a support chat: stored with the text as written and translations for each side.
 import type { Knex } from 'knex';
-import type { EventBus } from '../events/bus.js';
-import { ephemeralEvent, insertAnnounced, withEvents, type AnnouncedInsert } from '../events/log.js';
+import { ephemeralEvent, insertAnnounced, withEvents, type AnnouncedInsert, type EventWriter } from '../events/log.js';
 import type { BusEvent, NewEvent } from '../events/types.js';
 import { isLive, type Payer } from '../auth/principal.js';
 import { baseLanguage, detectLanguage } from '../translation/language.js';
@@ -79,7 +78,7 @@ export function presentMessage(row: MessageRow, voice: VoiceInfo | undefined, au
   };
 }
 
-export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'engines' | 'instanceId'>;
+export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'engines' | 'instanceId'>;
 
 export interface NewMessage {
   sender: Sender;
@@ -197,14 +196,14 @@ export async function storeMessage(
   // Nothing to settle (test mode, or nothing translated) and nothing else to store: one statement.
   const charges = (translation !== null && isLive(payer)) || voicePart !== undefined;
   if (!charges && !learnsCustomerLanguage) {
-    const stored = await insertOpenAnnounced(deps.db, prospective, announce);
+    const stored = await insertOpenAnnounced(deps.db, deps.actingApp, prospective, announce);
     deps.events.publish(stored.event);
     return { row: stored.row, voice };
   }
 
   const reservations = translation ? [translation.reservation] : [];
   return releaseOnFailure(deps.db, reservations, () =>
-    withEvents(deps.db, deps.events, async (trx, emit, announced) => {
+    withEvents(deps, async (trx, emit, announced) => {
       if (learnsCustomerLanguage) {
         // Announced before the message, which is in that language.
         const [updated] = await trx<SessionRow>('sessions')
@@ -214,14 +213,15 @@ export async function storeMessage(
         if (!updated) throw sessionClosed();
         await emit(sessionEvent(updated, 'session.updated', presentSession(updated)));
       }
-      const row = await storeAnnounced(trx, prospective, announce, voicePart?.recording, emit, announced);
+      const row = await storeAnnounced(trx, deps.actingApp, prospective, announce, voicePart?.recording, emit, announced);
       // Charges last: the organization's row stays locked for the shortest time.
       const reference = `message ${row.id}`;
-      if (translation) await commitTranslation(trx, translation, { reference, requestRef });
+      const appId = deps.actingApp;
+      if (translation) await commitTranslation(trx, translation, { reference, requestRef, appId });
       if (voicePart) {
-        await settle(trx, voicePart.reservation, { reference, requestRef: requestRef && `${requestRef}:voice` });
+        await settle(trx, voicePart.reservation, { reference, requestRef: requestRef && `${requestRef}:voice`, appId });
         // A transcript that needed no translation leaves its allowance unused: it is freed.
-        if (!translation) await settle(trx, voicePart.allowance, { reference, requestRef }, 0);
+        if (!translation) await settle(trx, voicePart.allowance, { reference, requestRef, appId }, 0);
       }
       return { row, voice };
     }),
@@ -260,8 +260,8 @@ function insertMessage(db: Knex, message: Omit<MessageRow, 'id'>): AnnouncedInse
 }
 
 /** The message and its event in one statement; 409 when the session was closed meanwhile. */
-async function insertOpenAnnounced(db: Knex, prospective: Omit<MessageRow, 'id'>, announce: (row: MessageRow) => NewEvent) {
-  const stored = await insertAnnounced(db, insertMessage(db, prospective), announce, prospective);
+async function insertOpenAnnounced(db: Knex, app: string | null, prospective: Omit<MessageRow, 'id'>, announce: (row: MessageRow) => NewEvent) {
+  const stored = await insertAnnounced(db, app, insertMessage(db, prospective), announce, prospective);
   if (!stored) throw sessionClosed();
   return stored;
 }
@@ -273,6 +273,7 @@ async function insertOpenAnnounced(db: Knex, prospective: Omit<MessageRow, 'id'>
  */
 async function storeAnnounced(
   trx: Knex.Transaction,
+  app: string | null,
   prospective: Omit<MessageRow, 'id'>,
   announce: (row: MessageRow) => NewEvent,
   recording: Recording | undefined,
@@ -280,7 +281,7 @@ async function storeAnnounced(
   announced: (event: BusEvent) => void,
 ): Promise<MessageRow> {
   if (!recording) {
-    const stored = await insertOpenAnnounced(trx, prospective, announce);
+    const stored = await insertOpenAnnounced(trx, app, prospective, announce);
     announced(stored.event);
     return stored.row;
   }
@@ -341,10 +342,15 @@ export async function recordingOf(db: Knex, sessionId: string, messageId: number
     .first('voice_recordings.mime_type', 'voice_recordings.data');
 }
 
-export function announceTyping(events: EventBus, session: SessionRow, sender: Sender, authorName: string | null | undefined) {
+export function announceTyping(
+  { events, actingApp }: Pick<EventWriter, 'events' | 'actingApp'>,
+  session: SessionRow,
+  sender: Sender,
+  authorName: string | null | undefined,
+) {
   assertOpen(session);
   const author = authorName ?? (sender === 'agent' ? session.agent_name : session.customer_name ?? DEFAULT_CUSTOMER_NAME);
   events.publish(
-    ephemeralEvent(sessionEvent(session, 'session.typing', { session_id: session.id, sender, author_name: author })),
+    ephemeralEvent(sessionEvent(session, 'session.typing', { session_id: session.id, sender, author_name: author }), actingApp),
   );
 }

@@ -43,7 +43,7 @@ export interface SessionOut {
   closed_at: string | null;
 }
 
-export type SessionDeps = Pick<AppContext, 'db' | 'events' | 'config'>;
+export type SessionDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'config'>;
 
 export const DEFAULT_AGENT_NAME = 'Agent';
 export const DEFAULT_CUSTOMER_NAME = 'Customer';
@@ -89,7 +89,7 @@ export const sessionEvent = <T extends EventType>(row: SessionRow, type: T, data
 
 export async function createSession(deps: SessionDeps, payer: Payer, input: NewSession): Promise<SessionOut> {
   const key = newSecret('chk_');
-  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+  const row = await withEvents(deps, async (trx, emit) => {
     const [created] = await trx<SessionRow>('sessions')
       .insert({
         id: newId('ses'),
@@ -132,7 +132,7 @@ export async function listSessions(db: Knex, payer: Payer, filter: SessionFilter
 }
 
 export async function closeSession(deps: SessionDeps, payer: Payer, sessionId: string): Promise<SessionOut> {
-  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+  const row = await withEvents(deps, async (trx, emit) => {
     assertOpen(await findSession(trx, payer, sessionId, true));
     const [closed] = await trx<SessionRow>('sessions')
       .where({ id: sessionId })
@@ -147,7 +147,7 @@ export async function closeSession(deps: SessionDeps, payer: Payer, sessionId: s
 /** A new customer link: the earlier one (and any page or stream opened with it) stops at once. */
 export async function rotateCustomerLink(deps: SessionDeps, payer: Payer, sessionId: string): Promise<SessionOut> {
   const key = newSecret('chk_');
-  const row = await withEvents(deps.db, deps.events, async (trx, emit) => {
+  const row = await withEvents(deps, async (trx, emit) => {
     assertOpen(await findSession(trx, payer, sessionId, true));
     const [updated] = await trx<SessionRow>('sessions')
       .where({ id: sessionId })
@@ -161,7 +161,7 @@ export async function rotateCustomerLink(deps: SessionDeps, payer: Payer, sessio
 
 /** Erases the session, its messages, recordings and the events that carried them, for good. */
 export async function deleteSession(deps: SessionDeps, payer: Payer, sessionId: string): Promise<void> {
-  await withEvents(deps.db, deps.events, async (trx, emit) => {
+  await withEvents(deps, async (trx, emit) => {
     const session = await findSession(trx, payer, sessionId, true);
     await trx('events').where({ session_id: sessionId }).del();
     await trx('sessions').where({ id: sessionId }).del();

@@ -15,7 +15,7 @@ export interface VoiceUpload {
   filename: string;
 }
 
-type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'engines' | 'instanceId'>;
+type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'engines' | 'instanceId'>;
 
 const audioProblem = (msg: string, type: string) => errors.invalid([{ loc: ['body', 'audio'], msg, type }]);
 

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
-import { withEvents } from '../events/log.js';
+import { serverMade, withEvents } from '../events/log.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventData } from '../events/types.js';
 import { hashSecret } from '../ids.js';
@@ -137,7 +137,7 @@ export async function applyStatusCallback(deps: TelephonyDeps, legId: string, si
   }
   const next = STATUS[params.CallStatus ?? ''];
   if (!next) return;
-  await withEvents(deps.db, deps.events, async (trx, emit) => {
+  await withEvents(serverMade(deps), async (trx, emit) => {
     const changes: Record<string, unknown> = { status: next.status };
     // A leg this server already ended (replaced, call ended) keeps its own reason and time.
     if (next.status === 'completed') {

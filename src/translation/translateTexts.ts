@@ -41,7 +41,7 @@ export interface TranslateOut {
   currency: string;
 }
 
-export type TranslateDeps = Pick<AppContext, 'db' | 'engines' | 'instanceId'>;
+export type TranslateDeps = Pick<AppContext, 'db' | 'actingApp' | 'engines' | 'instanceId'>;
 
 interface PlannedText {
   text: string;
@@ -237,7 +237,7 @@ export async function translateTexts(
   const texts = Array.isArray(input.text) ? input.text.length : 1;
   return releaseOnFailure(deps.db, [prepared.reservation], () =>
     deps.db.transaction((trx) =>
-      commitTranslation(trx, prepared, { reference: `translate ${texts} text(s) into ${input.target}`, requestRef }),
+      commitTranslation(trx, prepared, { reference: `translate ${texts} text(s) into ${input.target}`, requestRef, appId: deps.actingApp }),
     ),
   );
 }

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AppContext } from '../appContext.js';
-import { withEvents } from '../events/log.js';
+import { serverMade, withEvents } from '../events/log.js';
 import { openText } from '../sealing.js';
 import { guardedLookup, isPrivateAddress, literalAddress } from './addresses.js';
 import { presentEndpoint, type WebhookEndpointRow } from './endpoints.js';
@@ -184,7 +184,7 @@ export class WebhookWorker {
     const firstAttempt = delivery.first_attempted_at?.getTime() ?? now;
     const giveUpAt = firstAttempt + RETRY_FOR_MS;
     const failures = delivery.attempt_count + 1;
-    await withEvents(this.app.db, this.app.events, async (trx, emit) => {
+    await withEvents(serverMade(this.app), async (trx, emit) => {
       await trx('webhook_attempts').insert({
         delivery_id: delivery.id,
         attempted_at: at,

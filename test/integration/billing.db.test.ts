@@ -20,7 +20,7 @@ describe(`reservations and the ledger (${backendName})`, () => {
     (await db()('ledger_entries').where({ org_id: id, mode: 'live' })).reduce((sum, row) => sum + row.amount_micros, 0);
   const holds = (id: string) => db()('balance_holds').where({ org_id: id });
   const settleNow = (reservation: Reservation, requestRef: string | null = null) =>
-    db().transaction((trx) => settle(trx, reservation, { reference: 'test', requestRef }));
+    db().transaction((trx) => settle(trx, reservation, { reference: 'test', requestRef, appId: null }));
 
   beforeAll(async () => {
     t = await startTestServer();

@@ -96,7 +96,7 @@ describe(`metrics (${backendName})`, () => {
     // Call seconds: committed, and in a savepoint of a transaction that committed; then in transactions
     // that roll back, the whole or around a savepoint that itself was released.
     const db = t.server.app.db;
-    const charge = { orgId, mode: 'live' as const, kind: 'call' as const, quantity: 60, amountMicros: -100_000, reference: 'call_metrics' };
+    const charge = { orgId, mode: 'live' as const, kind: 'call' as const, quantity: 60, amountMicros: -100_000, reference: 'call_metrics', appId: null };
     await db.transaction((trx) => bookEntry(trx, charge));
     await db.transaction((trx) => trx.transaction((savepoint) => bookEntry(savepoint, charge)));
     const rolledBack = new Error('rolled back');

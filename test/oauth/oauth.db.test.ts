@@ -8,6 +8,7 @@ import { startLibreTranslateStandIn } from '../support/standins/libreTranslateSt
 import type { StandInServer } from '../support/standins/standInServer.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 import { FormBrowser, formFields } from './formBrowser.js';
+import { openEventStream } from '../support/sse.js';
 
 const REDIRECT = 'https://helpdesk.example.com/oauth/callback';
 const PASSWORD = 'correct horse battery staple';
@@ -293,6 +294,54 @@ describe(`OAuth apps (${backendName})`, () => {
       [app.client_id, app.client_id],
       [null, undefined],
     ]);
+  });
+
+  it('what an app does to sessions and calls names it: stored events, a charged message and its ledger row, typing; the same done with a key names none', async () => {
+    /** Tokens of a newly registered app (each app has its own connection, and so its own 5 requests a minute). */
+    const appTokens = async (scopes: string[]) => {
+      const app = await registerApp({ scopes });
+      const { client, verifier, callback } = await approvedCode(app);
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(app.client_secret!), callback, REDIRECT, verifier, insecure));
+      return { clientId: app.client_id, token: tokens.access_token };
+    };
+    const call = async (credential: string, path: string, body: unknown) => {
+      const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status, `${path}: ${await res.clone().text()}`).toBeLessThan(300);
+      return res.status === 204 ? undefined : ((await res.json()) as { id: string | number });
+    };
+    const charging = await appTokens(['sessions:write', 'calls:write', 'events:read']);
+    const stream = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${charging.token}` });
+    expect(stream.status).toBe(200);
+    try {
+      // A message that needs translating (charged, in a transaction), typing (announced, not stored), a call.
+      const translated = await call(charging.token, '/v1/sessions', { agent_language: 'en', customer_language: 'fi' });
+      const message = await call(charging.token, `/v1/sessions/${translated!.id}/messages`, { sender: 'agent', text: 'Your parcel left the warehouse this morning.' });
+      await call(charging.token, `/v1/sessions/${translated!.id}/typing`, { sender: 'agent' });
+      const madeCall = await call(charging.token, '/v1/calls', { agent_language: 'en', customer_language: 'fi' });
+      // A message with nothing to translate (one statement, no transaction), by another app and by a key.
+      const plain = await appTokens(['sessions:write']);
+      const untranslated = await call(plain.token, '/v1/sessions', { agent_language: 'en', customer_language: 'en' });
+      await call(plain.token, `/v1/sessions/${untranslated!.id}/messages`, { sender: 'agent', text: 'Hello' });
+      const { key } = await t.createKey(orgId, 'live');
+      await call(key, `/v1/sessions/${untranslated!.id}/messages`, { sender: 'agent', text: 'Hello again' });
+
+      const typing = await stream.waitFor((event) => event.event === 'session.typing');
+      expect(typing.data.app_id).toBe(charging.clientId);
+      const stored = await t.server.app.db('events').whereIn('session_id', [translated!.id, untranslated!.id]).orWhere({ call_id: madeCall!.id }).orderBy('seq');
+      const appOf = (row: { app_id: string | null; payload: unknown }) => [row.app_id, (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).app_id];
+      expect(stored.map((row) => [row.type, ...appOf(row)])).toEqual([
+        ['session.created', charging.clientId, charging.clientId],
+        ['message.created', charging.clientId, charging.clientId],
+        ['call.created', charging.clientId, charging.clientId],
+        ['session.created', plain.clientId, plain.clientId],
+        ['message.created', plain.clientId, plain.clientId],
+        ['message.created', null, undefined],
+      ]);
+      const ledger = await t.server.app.db('ledger_entries').where({ reference: `message ${message!.id}` });
+      expect(ledger.map((row) => [row.kind, row.app_id])).toEqual([['text', charging.clientId]]);
+    } finally {
+      stream.close();
+    }
   });
 
   it("what an app's request charges is billed to the organization, and the ledger row names the app", async () => {
