@@ -3,5 +3,5 @@ import { customerAudioPath, listMessages } from '../../src/sessions/messages.js'
 
 export default defineHandler<'listChatMessages'>(async ({ app, query, chat }) => ({
   status: 200,
-  body: await listMessages(app.db, chat.session.id, query.after ?? 0, query.limit ?? 100, customerAudioPath),
+  body: await listMessages(app.db, { sessionId: chat.session.id }, query.after ?? 0, query.limit ?? 100, customerAudioPath),
 }));

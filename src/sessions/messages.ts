@@ -8,6 +8,7 @@ import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
 import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
 import type { AppContext } from '../appContext.js';
 import { statement } from '../db/statement.js';
+import { errors } from '../errors.js';
 import {
   assertOpen,
   DEFAULT_CUSTOMER_NAME,
@@ -305,8 +306,33 @@ export interface MessagePage {
   cursor: number;
 }
 
-const messagesAfter = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?');
-const latestMessages = statement<MessageRow>('SELECT * FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?');
+/** Which session's messages: any session the chat key opened, or one the payer owns (404 when it does not). */
+export type MessageSource = { sessionId: string; owner?: Payer };
+
+/** A message of a page with its recording's duration (null for a text message); all null when the session has none. */
+type PageRow = { [Column in keyof MessageRow]: MessageRow[Column] | null } & { voice_duration_seconds: number | null };
+
+/**
+ * A page of messages in one statement: the session row (owned by the payer, when one is given) joined
+ * with its messages (the page, at most `limit`) and their recordings' durations. No row: no such
+ * session; one row without a message: a session without messages (in this page).
+ */
+function pageStatement(owned: boolean, after: boolean) {
+  return statement<PageRow>(
+    `SELECT m.*, v.duration_seconds AS voice_duration_seconds
+       FROM sessions s
+       LEFT JOIN LATERAL (
+         SELECT * FROM messages WHERE session_id = s.id ${after ? 'AND id > ? ORDER BY id' : 'ORDER BY id DESC'} LIMIT ?
+       ) m ON true
+       LEFT JOIN voice_recordings v ON v.message_id = m.id
+      WHERE s.id = ?${owned ? ' AND s.org_id = ? AND s.mode = ?' : ''}
+      ORDER BY m.id`,
+  );
+}
+const pages = {
+  chat: { latest: pageStatement(false, false), after: pageStatement(false, true) },
+  owned: { latest: pageStatement(true, false), after: pageStatement(true, true) },
+};
 
 /**
  * Messages after `after`, oldest first; with `after` 0, the latest `limit` messages. The cursor is the
@@ -314,18 +340,21 @@ const latestMessages = statement<MessageRow>('SELECT * FROM messages WHERE sessi
  */
 export async function listMessages(
   db: Knex,
-  sessionId: string,
+  source: MessageSource,
   after: number,
   limit: number,
   audioPath: AudioPathFor,
 ): Promise<MessagePage> {
-  const rows =
-    after > 0 ? await messagesAfter.rows(db, [sessionId, after, limit]) : (await latestMessages.rows(db, [sessionId, limit])).reverse();
-  const voice = await voiceInfo(db, rows);
-  return {
-    messages: rows.map((row) => presentMessage(row, voice.get(row.id), audioPath)),
-    cursor: rows.length ? rows[rows.length - 1].id : after,
-  };
+  const { sessionId, owner } = source;
+  const page = (owner ? pages.owned : pages.chat)[after > 0 ? 'after' : 'latest'];
+  const rows = await page.rows(db, [...(after > 0 ? [after] : []), limit, sessionId, ...(owner ? [owner.orgId, owner.mode] : [])]);
+  if (!rows.length && owner) throw errors.notFound('session');
+  const messages: MessageOut[] = [];
+  for (const { voice_duration_seconds: duration, ...row } of rows) {
+    if (row.id === null) continue;
+    messages.push(presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath));
+  }
+  return { messages, cursor: messages.length ? messages[messages.length - 1].id : after };
 }
 
 async function voiceInfo(db: Knex, rows: MessageRow[]): Promise<Map<number, VoiceInfo>> {

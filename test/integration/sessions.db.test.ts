@@ -116,6 +116,7 @@ describe(`support chats (${backendName})`, () => {
 
   it('pages messages: the latest when after is 0, then what comes after the cursor', async () => {
     const { session } = await createSession({ customer_language: 'de' });
+    expect(await (await api(`/v1/sessions/${session.id}/messages`)).json()).toEqual({ messages: [], cursor: 0 });
     const ids: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await api(`/v1/sessions/${session.id}/messages`, { method: 'POST', body: { sender: 'agent', text: `Message number ${i}`, language: 'en' } });

@@ -82,6 +82,9 @@ describe(`voice messages (${backendName})`, () => {
     expect(Buffer.from(await customerAudio.arrayBuffer()).equals(file)).toBe(true);
     const list = await (await fetch(`${t.url}/chat/public/${session.id}/messages`, { headers: { 'X-Chat-Key': chatKey } })).json();
     expect(list.messages[0].audio_url).toBe(`/chat/public/${session.id}/messages/${message.id}/audio`);
+    expect(list.messages[0].duration_seconds).toBe(message.duration_seconds);
+    const agentList = await (await fetch(`${t.url}/v1/sessions/${session.id}/messages`, { headers: { Authorization: `Bearer ${testKey}` } })).json();
+    expect(agentList.messages).toEqual([message]);
     expect(await t.server.app.db('ledger_entries').where({ kind: 'voice_message' })).toHaveLength(0);
   });
 
