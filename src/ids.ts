@@ -1,4 +1,4 @@
-import { randomBytes, createHash } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -20,4 +20,4 @@ export const newId = (prefix: string) => `${prefix}_${randomBase62(16)}`;
 export const newSecret = (prefix: string) => `${prefix}${randomBase62(40)}`;
 
 /** Secrets are random and long, so a fast hash is enough to make a stolen table useless. */
-export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string) => hash('sha256', secret, 'hex');

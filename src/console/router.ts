@@ -1,7 +1,7 @@
 // The organization console (`/console`): sign-in with email and password and sign-out here, the
 // signed-in pages in ./organizationPages.ts. Sessions live in an HttpOnly cookie; every state-changing
 // form carries a CSRF token. A refused console request gets a page, not JSON.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -88,7 +88,7 @@ export function consoleRouter(app: AppContext): express.Router {
 
     // Guessing: refused sign-ins count against the client's address and against the email.
     const address = app.failedAttempts.addressOf(req);
-    const emailKey = `sign-in:${createHash('sha256').update(normalEmail(email)).digest('hex')}`;
+    const emailKey = `sign-in:${hash('sha256', normalEmail(email), 'hex')}`;
     const { signInFailuresPerEmail: perEmail, signInFailureWindowMs: windowMs } = app.config.console;
     const addressWait = await app.failedAttempts.retryAfter(address);
     const emailCheck = await app.rateLimits.peek(emailKey, perEmail, windowMs);

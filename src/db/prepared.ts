@@ -4,7 +4,7 @@
 // parse and plan against about 0.4 ms to run). Only statements whose SQL takes a bounded number of
 // shapes are marked: each distinct text stays prepared on every connection for the connection's life.
 // On PGlite the mark changes nothing: its worker keeps every statement parsed (./pgliteStatements.ts).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Knex } from 'knex';
 
 const PREPARE = 'prepare';
@@ -25,4 +25,4 @@ export function driverOptions(sql: string, options: Record<string, unknown> | un
 }
 
 /** The name of a prepared statement: one per SQL text, as node-postgres requires. */
-export const statementName = (sql: string) => `s_${createHash('sha1').update(sql).digest('base64url')}`;
+export const statementName = (sql: string) => `s_${hash('sha1', sql, 'base64url')}`;

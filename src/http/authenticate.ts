@@ -1,4 +1,4 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import type { ApiPrincipal } from '../auth/principal.js';
@@ -49,7 +49,7 @@ export function requireScope(scope: string) {
   };
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+const digest = (value: string) => hash('sha256', value, 'buffer');
 
 type Authenticator = (req: Request) => void | Promise<void>;
 

@@ -1,7 +1,7 @@
 // Secrets never reach a log. Redaction at the source (request URLs, query strings and headers; line
 // ids logged as fingerprints) and, on the way out of the logger, one last scrub of every line for
 // anything shaped like a secret.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const REDACTED = '[redacted]';
 
@@ -24,7 +24,7 @@ export const SECRET_QUERY_PARAMETERS = [
 const secretParameter = new Set(SECRET_QUERY_PARAMETERS);
 
 /** A short, stable stand-in for a secret that a log must still be able to tell apart (line ids). */
-export const fingerprint = (secret: string) => createHash('sha256').update(secret).digest('hex').slice(0, 12);
+export const fingerprint = (secret: string) => hash('sha256', secret, 'hex').slice(0, 12);
 
 /** `url` with the value of every secret query parameter replaced; everything else kept as sent. */
 export function redactUrl(url: string): string {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { assertLimitArgs, buildResult, type RateLimitResult, type RateLimitStore } from './store.js';
 
@@ -46,7 +46,7 @@ redis.call('PEXPIRE', key, ttl)
 return { allowed, count, blocking, newest, fmt(now) }
 `;
 
-const HIT_SCRIPT_SHA = createHash('sha1').update(HIT_SCRIPT).digest('hex');
+const HIT_SCRIPT_SHA = hash('sha1', HIT_SCRIPT, 'hex');
 
 export interface RedisRateLimitStoreOptions {
   /** If true, close() also quits the Redis client (default false: the caller owns it). */

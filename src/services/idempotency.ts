@@ -4,7 +4,7 @@
 // A stored answer may hold secrets shown only once (a call's links carry their keys), and the database
 // keeps only hashes of those. So answers are sealed (AES-256-GCM) with a key derived from the caller's
 // own credential, which the database does not hold either: only a retry by the same caller opens them.
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import { openText, sealText } from '../sealing.js';
@@ -49,15 +49,13 @@ function canonical(value: unknown): unknown {
 
 /** What makes two requests "the same": method, path, body, and the bytes of uploaded files. */
 export const requestFingerprint = (method: string, path: string, body: unknown, files: Buffer[] = []) =>
-  createHash('sha256')
-    .update(JSON.stringify([method, path, canonical(body ?? null), files.map(digest)]))
-    .digest('hex');
+  hash('sha256', JSON.stringify([method, path, canonical(body ?? null), files.map(digest)]), 'hex');
 
-const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+const digest = (data: Buffer) => hash('sha256', data, 'hex');
 
 /** The ledger's `request_ref` for work done under an idempotency key. */
 export const requestRefFor = (principalKey: string, idempotencyKey: string) =>
-  `idem:${createHash('sha256').update(`${principalKey}\n${idempotencyKey}`).digest('hex')}`;
+  `idem:${hash('sha256', `${principalKey}\n${idempotencyKey}`, 'hex')}`;
 
 /** The key that seals one stored answer; `credential` is the raw one the request was authenticated with. */
 const sealingKey = (credential: string, idempotencyKey: string) =>

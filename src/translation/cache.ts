@@ -1,5 +1,5 @@
 // The translation cache: what an engine already translated, keyed by everything that shapes the result.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EngineRequest, EngineTranslation, TranslationEngine } from './engine.js';
 
@@ -8,7 +8,7 @@ type CacheScope = Omit<EngineRequest, 'texts'>;
 export function cacheKey(engine: TranslationEngine, scope: CacheScope, text: string): string {
   const glossary = scope.glossary ? Object.entries(scope.glossary).sort(([a], [b]) => a.localeCompare(b)) : null;
   const parts = [engine.name, engine.model, scope.source, scope.target, scope.context, glossary, text];
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+  return hash('sha256', JSON.stringify(parts), 'hex');
 }
 
 export async function readCache(db: Knex, keys: string[]): Promise<Map<string, EngineTranslation>> {

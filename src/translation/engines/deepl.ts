@@ -5,7 +5,7 @@
 // `glossary_id`, `show_billed_characters=1`); glossaries are `POST /v2/glossaries` (`name`,
 // `source_lang`, `target_lang`, `entries_format=tsv`, `entries`) and `GET /v2/glossaries`.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   AuthorizationError,
   ConnectionError,
@@ -241,7 +241,7 @@ function glossaryEntries(glossary: Record<string, string> | null): Record<string
 
 function glossaryKey(source: string, target: string, entries: Record<string, string>): string {
   const sorted = Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify([source, target, sorted])).digest('hex');
+  return hash('sha256', JSON.stringify([source, target, sorted]), 'hex');
 }
 
 function containsAnyTerm(text: string, terms: string[]): boolean {
