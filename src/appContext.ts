@@ -9,6 +9,7 @@ import type { Metrics } from './metrics.js';
 import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
+import type { LiveStreamGroups } from './http/liveStreamGroups.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -43,6 +44,8 @@ export interface AppContext {
   principals: PrincipalCache;
   /** The event streams open in this process, per holder (API key, chat session). */
   eventStreams: ConnectionSlots;
+  /** Live event streams that show the same events, each group one listener of the bus. */
+  liveStreams: LiveStreamGroups;
   /** The port PBXs connect to for AudioSocket lines, once bound. */
   audioSocketPort: number;
   /** This server instance (src/instances.ts): the holds and running requests it owns carry it. */

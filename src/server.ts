@@ -32,6 +32,8 @@ import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { RedisRateLimitStore } from './ratelimit/redisStore.js';
 import { connectRedis, type RedisConnections } from './redis.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
+import { LiveStreamGroups } from './http/liveStreamGroups.js';
+import { deliverToGroup } from './http/sse.js';
 import { resolveSecretsKey } from './secretsKey.js';
 import { sealPlaintextTokens } from './telephony/connectors.js';
 import { hangUpPhonesWhenCallsEnd } from './telephony/legs.js';
@@ -145,6 +147,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       revocations,
       principals: new PrincipalCache(revocations, config.credentialCache),
       eventStreams: new ConnectionSlots(),
+      // Metrics are read through `app`: they are made below.
+      liveStreams: new LiveStreamGroups(events, (...delivery) => deliverToGroup(app.metrics, ...delivery)),
       shutdown: shutdown.signal,
       draining: draining.signal,
       // Read when scraped: the media plane exists by then.

@@ -1,18 +1,20 @@
 // Writes an event stream the domain described (src/realtime/eventStream.ts) as server-sent events:
 // backlog after Last-Event-ID, then live events as they are published, heartbeats, and clean-up when the
 // client goes away, the credential is revoked or the server stops. Each stream takes one of its holder's
-// slots (a limit per holder).
+// slots (a limit per holder). Once caught up, a stream that decides nothing per event is written as one
+// of a group of streams that show the same events (./liveStreamGroups.ts).
 import type { Request, Response } from 'express';
 import type { AppContext } from '../appContext.js';
 import { errors } from '../errors.js';
 import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../realtime/eventStream.js';
+import { LiveStreamGroups, type GroupDelivery } from './liveStreamGroups.js';
 import { streamOutbox } from './sseOutbox.js';
 
 const BACKLOG_PAGE = 500;
 
-type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'revocations' | 'shutdown' | 'metrics'>;
+type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'liveStreams' | 'revocations' | 'shutdown' | 'metrics'>;
 
 const STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -54,6 +56,20 @@ function frame(event: BusEvent, stream: Pick<EventStream, 'present' | 'unnamed'>
  */
 const lagMeasured = new WeakSet<BusEvent>();
 
+function observeLag(metrics: AppContext['metrics'], event: BusEvent): void {
+  if (lagMeasured.has(event)) return;
+  lagMeasured.add(event);
+  metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
+}
+
+/** How a group of live streams is written an event: framed once, queued for each member. */
+export function deliverToGroup(metrics: AppContext['metrics'], ...[event, stream, members]: Parameters<GroupDelivery>): void {
+  if (!stream.accept(event)) return;
+  const text = frame(event, stream);
+  for (const member of members) streamOutbox.write(member, text);
+  observeLag(metrics, event);
+}
+
 export async function openEventStream(deps: StreamDeps, req: Request, res: Response, stream: EventStream): Promise<void> {
   const { db, events, revocations, shutdown } = deps;
   const { scope, holder, credential } = stream;
@@ -84,10 +100,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     if (closed) return false;
     if (stream.accept(event)) {
       streamOutbox.write(res, frame(event, stream));
-      if (fresh && !lagMeasured.has(event)) {
-        lagMeasured.add(event);
-        deps.metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
-      }
+      if (fresh) observeLag(deps.metrics, event);
     }
     return stream.endAfter?.(event) ?? false;
   };
@@ -102,8 +115,9 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     if (last === true) end();
     else if (last !== false) last.then((isLast) => isLast && end(), end);
   };
-  // Only this scope's events reach the stream (the bus indexes streams by scope).
-  const unsubscribe = events.subscribeTo(scope, (event) => {
+  // Only this scope's events reach the stream (the bus indexes streams by scope). Once live, a groupable
+  // stream listens through its group instead.
+  let stopListening = events.subscribeTo(scope, (event) => {
     if (live) deliverLive(event);
     else pending.push(event);
   });
@@ -119,7 +133,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     if (closed) return false;
     closed = true;
     clearInterval(heartbeat);
-    unsubscribe();
+    stopListening();
     unwatch();
     release();
     shutdown.removeEventListener('abort', end);
@@ -175,5 +189,10 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   for (const event of pending.splice(0)) {
     const seen = event.seq !== null && (event.seq <= startSeq || deliveredFromBacklog.has(event.seq));
     if (!seen && (await deliver(event, true))) end();
+  }
+  // Caught up, in this turn: what is published from now on reaches the stream through its group.
+  if (!closed && LiveStreamGroups.groupable(stream)) {
+    stopListening();
+    stopListening = deps.liveStreams.join(stream, res);
   }
 }

@@ -2,11 +2,10 @@
 // shows and how, when it ends, whose it is and which credential keeps it open. The HTTP layer
 // (src/http/sse.ts) opens it as server-sent events: backlog, live events, heartbeats, slots, revocation.
 import type { ApiError } from '../errors.js';
-import type { StreamScope } from '../events/log.js';
-import type { BusEvent } from '../events/types.js';
+import type { BusEvent, EventScope } from '../events/types.js';
 
 export interface EventStream {
-  scope: StreamScope;
+  scope: EventScope;
   /** Which events of the scope this stream shows (the log and the bus carry more). */
   accept(event: BusEvent): boolean;
   /** What the client sees of an event. */

@@ -30,6 +30,8 @@ describe(`event streams as held connections (${backendName})`, () => {
   const closeAll = async (...streams: EventStreamClient[]) => {
     for (const stream of streams) stream.close();
     await waitUntil(() => t.server.app.eventStreams.count() === 0, 10_000, 'the streams to close');
+    // A stream leaves its group as it lets go of its slot: no group outlives its streams.
+    expect(t.server.app.liveStreams.size()).toBe(0);
   };
 
   it('answers HEAD on every event stream at once with what a GET would get, without opening a stream', async () => {
@@ -107,6 +109,8 @@ describe(`event streams as held connections (${backendName})`, () => {
     // Streams deliver before the revocation.
     await post(`/v1/sessions/${id}/messages`, kept.key, { sender: 'agent', text: 'before' });
     for (const stream of [doomedOrg, doomedSession, keptOrg]) await stream.waitFor((event) => event.data.data?.text === 'before');
+    // Both keys' organization streams show the same events the same way: one group (the session's stream is on its own).
+    expect(t.server.app.liveStreams.size()).toBe(1);
 
     const revoked = await fetch(`${t.url}/admin/keys/${doomed.id}`, { method: 'DELETE', headers: bearer(TEST_ADMIN_TOKEN) });
     expect(revoked.status).toBe(204);
