@@ -2,7 +2,7 @@
 // (rate limits, publishing events) and one subscribed to the event channel. Keys and channels carry
 // REDIS_PREFIX, so deployments may share a Redis. Commands fail at once while Redis is away instead of
 // queueing (callers fall back: see src/ratelimit/fallbackStore.ts and src/events/redisBus.ts).
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export interface RedisConnections {
@@ -13,6 +13,8 @@ export interface RedisConnections {
 }
 
 export async function connectRedis(url: string, prefix: string, logger: Logger, connectTimeoutMs: number): Promise<RedisConnections> {
+  // Loaded only by instances that share a deployment (REDIS_URL).
+  const { Redis } = await import('ioredis');
   const open = (role: string) => {
     const client = new Redis(url, {
       lazyConnect: true,

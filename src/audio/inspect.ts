@@ -18,20 +18,8 @@
 // demuxer stopped early (its packets cover less than half of the audio payload: corrupt data in the middle,
 // which would otherwise pass as a shorter recording) -> 'broken'.
 
-import {
-  BufferSource,
-  EncodedPacketSink,
-  Input,
-  MATROSKA,
-  MP3,
-  MP4,
-  OGG,
-  QTFF,
-  WAVE,
-  WEBM,
-  type InputAudioTrack,
-  type InputFormat,
-} from 'mediabunny';
+import type { InputAudioTrack, InputFormat } from 'mediabunny';
+import { onFirstUse } from '../onFirstUse.js';
 import { countOpusSamples, parseOpusHead } from './opus.js';
 import { scanMp4, scanOgg, scanWebm, type ScanResult } from './salvage.js';
 
@@ -96,18 +84,26 @@ const ACCEPTED_CODECS: Readonly<Record<AudioFormat, (codec: string) => boolean>>
   wav: (codec) => PCM_CODECS.has(codec),
 };
 
-// Matroska (non-WebM) and QuickTime are probed too, only so that they are told apart and refused as unsupported
-// rather than mistaken for broken WebM/MP4.
-const PROBED_FORMATS = [WEBM, MATROSKA, MP4, QTFF, OGG, MP3, WAVE];
-
-function ourFormat(format: InputFormat): AudioFormat | null {
-  if (format === WEBM) return 'webm';
-  if (format === MP4) return 'mp4';
-  if (format === OGG) return 'ogg';
-  if (format === MP3) return 'mp3';
-  if (format === WAVE) return 'wav';
-  return null;
-}
+/** The demuxer, loaded with the first voice message. */
+const mediabunny = onFirstUse(async () => {
+  const { BufferSource, EncodedPacketSink, Input, MATROSKA, MP3, MP4, OGG, QTFF, WAVE, WEBM } = await import('mediabunny');
+  const ours = new Map<InputFormat, AudioFormat>([
+    [WEBM, 'webm'],
+    [MP4, 'mp4'],
+    [OGG, 'ogg'],
+    [MP3, 'mp3'],
+    [WAVE, 'wav'],
+  ]);
+  return {
+    BufferSource,
+    EncodedPacketSink,
+    Input,
+    // Matroska (non-WebM) and QuickTime are probed too, only so that they are told apart and refused as
+    // unsupported rather than mistaken for broken WebM/MP4.
+    probedFormats: [WEBM, MATROSKA, MP4, QTFF, OGG, MP3, WAVE],
+    ourFormat: (format: InputFormat): AudioFormat | null => ours.get(format) ?? null,
+  };
+});
 
 /**
  * Magic numbers of the containers we take, used only to tell "broken" (a known container the demuxer cannot
@@ -159,7 +155,8 @@ export async function inspectAudio(data: Buffer, declaredMimeType?: string): Pro
       ? new AudioError('broken', `The ${sniffed} data cannot be read (${what}); it is truncated or corrupt.`, { cause })
       : new AudioError('unsupported', 'The data is not audio in a supported format (webm, ogg, mp4, mp3, wav).', { cause });
 
-  const input = new Input({ source: new BufferSource(bytes), formats: PROBED_FORMATS });
+  const { Input, BufferSource, probedFormats, ourFormat } = await mediabunny();
+  const input = new Input({ source: new BufferSource(bytes), formats: probedFormats });
   try {
     let inputFormat: InputFormat;
     try {
@@ -229,7 +226,7 @@ async function measure(
   format: AudioFormat,
   payloadBytes: number | null,
 ): Promise<number> {
-  const sink = new EncodedPacketSink(track);
+  const sink = new (await mediabunny()).EncodedPacketSink(track);
   const packets: Uint8Array[] = [];
   let count = 0;
   let packetBytes = 0;

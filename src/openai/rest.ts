@@ -2,8 +2,14 @@
 // own retries with backoff (408/409/429/5xx, connection errors, timeouts), and one description of a
 // request that failed for good, naming the upstream status and how often it was asked.
 
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type OpenAI from 'openai';
+import type { APIConnectionError } from 'openai';
+import { onFirstUse } from '../onFirstUse.js';
 import { attempts, errorMessage, seconds, shorten } from '../upstream/failureText.js';
+
+/** The SDK, loaded with the first request to OpenAI (its text and transcription engines share it). */
+export const openAiSdk = onFirstUse(() => import('openai'));
+type Sdk = Awaited<ReturnType<typeof openAiSdk>>;
 
 export interface OpenAiRestOptions {
   apiKey: string;
@@ -33,18 +39,22 @@ export interface OpenAiRest {
 }
 
 export function createOpenAiRest(options: OpenAiRestOptions): OpenAiRest {
-  const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, timeout: options.timeoutMs, maxRetries: options.maxRetries });
+  const client = onFirstUse(async () => {
+    const { default: OpenAI } = await openAiSdk();
+    return new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, timeout: options.timeoutMs, maxRetries: options.maxRetries });
+  });
   return {
     async request(call) {
+      const sdk = await openAiSdk();
       // Counts the HTTP attempts of this request, so that the final error can say how often the upstream
       // was asked: a client of its own whose fetch counts (no async context, which would slow every
       // promise of the process once used).
       const counter = { count: 0 };
-      const counting = client.withOptions({ fetch: countingFetch(counter) });
+      const counting = (await client()).withOptions({ fetch: countingFetch(counter) });
       try {
         return await call(counting);
       } catch (error) {
-        throw describeFailure(error, counter.count || 1, options.timeoutMs);
+        throw describeFailure(sdk, error, counter.count || 1, options.timeoutMs);
       }
     },
   };
@@ -59,7 +69,8 @@ function countingFetch(counter: { count: number }): typeof fetch {
   }) as typeof fetch;
 }
 
-function describeFailure(error: unknown, attemptCount: number, timeoutMs: number): OpenAiRequestError {
+function describeFailure(sdk: Sdk, error: unknown, attemptCount: number, timeoutMs: number): OpenAiRequestError {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
   // Subclasses of APIError first: a timeout and a connection failure carry no status.
   if (error instanceof APIConnectionTimeoutError) {
     return new OpenAiRequestError(`openai did not answer within ${seconds(timeoutMs)} (${attempts(attemptCount)})`, null, error);

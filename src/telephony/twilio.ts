@@ -5,9 +5,13 @@
 //
 // Errors of the HTTP client carry the request, Basic auth included: nothing here logs or rethrows one;
 // only status, Twilio's code and Twilio's message travel on.
-import twilio from 'twilio';
+import type Twilio from 'twilio';
+import { requiredOnFirstUse } from '../onFirstUse.js';
 import { backoffDelay } from '../upstream/backoff.js';
 import { attempts, shorten } from '../upstream/failureText.js';
+
+/** Twilio's SDK (a fifth of a second to load): on the first call placed or callback checked. */
+const twilio = requiredOnFirstUse<typeof Twilio>('twilio');
 
 export interface TwilioAccount {
   accountSid: string;
@@ -92,7 +96,7 @@ export class TwilioRest {
   }
 
   private client(account: TwilioAccount) {
-    const client = twilio(account.accountSid, account.authToken, { timeout: this.timeoutMs, autoRetry: false });
+    const client = twilio()(account.accountSid, account.authToken, { timeout: this.timeoutMs, autoRetry: false });
     if (this.options.baseUrl) client.api.baseUrl = this.options.baseUrl;
     return client;
   }
@@ -139,11 +143,11 @@ export class TwilioRest {
  * strings from stream URLs, so the stream's single-use token travels as a <Parameter>.
  */
 export function streamTwiml(streamUrl: string, token: string): string {
-  const response = new twilio.twiml.VoiceResponse();
+  const response = new (twilio().twiml.VoiceResponse)();
   response.connect().stream({ url: streamUrl }).parameter({ name: 'token', value: token });
   return response.toString();
 }
 
 /** Twilio's X-Twilio-Signature check: HMAC-SHA1 with the auth token over the URL and the sorted form. */
 export const validTwilioSignature = (authToken: string, signature: string, url: string, params: Record<string, string>) =>
-  signature !== '' && twilio.validateRequest(authToken, signature, url, params);
+  signature !== '' && twilio().validateRequest(authToken, signature, url, params);

@@ -8,8 +8,7 @@
 // - OpenAI reads the format from the file name's extension, so the upload name is given the extension of
 //   the (already inspected) MIME type.
 
-import { toFile } from 'openai';
-import { createOpenAiRest, OpenAiRequestError, type OpenAiRestOptions } from '../openai/rest.js';
+import { createOpenAiRest, openAiSdk, OpenAiRequestError, type OpenAiRestOptions } from '../openai/rest.js';
 import {
   TranscriptionError,
   type TranscriptionAudio,
@@ -63,6 +62,7 @@ export function createOpenAiTranscriptionEngine(opts: OpenAiTranscriptionOptions
   const rest = createOpenAiRest(opts);
 
   async function transcribe(audio: TranscriptionAudio, options: TranscriptionOptions): Promise<TranscriptionResult> {
+    const { toFile } = await openAiSdk();
     const file = await toFile(audio.data, uploadFilename(audio.filename, audio.mimeType), { type: audio.mimeType });
     const language = baseLanguageCode(options.language);
     try {

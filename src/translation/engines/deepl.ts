@@ -6,19 +6,8 @@
 // `source_lang`, `target_lang`, `entries_format=tsv`, `entries`) and `GET /v2/glossaries`.
 
 import { hash } from 'node:crypto';
-import {
-  AuthorizationError,
-  ConnectionError,
-  DeepLError,
-  GlossaryEntries,
-  GlossaryNotFoundError,
-  QuotaExceededError,
-  TooManyRequestsError,
-  Translator,
-  type SourceLanguageCode,
-  type TargetLanguageCode,
-  type TextResult,
-} from 'deepl-node';
+import type { SourceLanguageCode, TargetLanguageCode, TextResult } from 'deepl-node';
+import { onFirstUse } from '../../onFirstUse.js';
 import { EngineError, type EngineRequest, type EngineTranslation, type TranslationEngine } from '../engine.js';
 import { attempts, errorMessage, seconds, shorten } from '../../upstream/failureText.js';
 import { baseLanguage, languageRegion, translateNonBlank } from './common.js';
@@ -37,6 +26,9 @@ export interface DeepLEngineOptions {
 }
 
 const ENGINE = 'deepl';
+/** The client, loaded with the first translation DeepL is asked for. */
+const deeplSdk = onFirstUse(() => import('deepl-node'));
+type Sdk = Awaited<ReturnType<typeof deeplSdk>>;
 const GLOSSARY_NAME_PREFIX = 'lia-glossary-';
 
 /** The DeepL target code for a caller's target (`en` -> `en-US`, `pt` -> `pt-PT`, `zh-TW` -> `zh-HANT`). */
@@ -67,14 +59,17 @@ export function deeplSourceLanguage(source: string): string {
 export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const maxRetries = opts.maxRetries ?? 2;
-  const translator = new Translator(opts.apiKey, {
-    serverUrl: opts.baseUrl,
-    // deepl-node stops when `retries + 1 >= maxRetries`, so its maxRetries is the number of attempts
-    // (at least one): ours (retries after the first attempt) + 1 gives 1 + maxRetries attempts.
-    maxRetries: maxRetries + 1,
-    minTimeout: timeoutMs,
-    sendPlatformInfo: false,
-    appInfo: { appName: 'live-interpretation-api', appVersion: '0.1.0' },
+  const translator = onFirstUse(async () => {
+    const { Translator } = await deeplSdk();
+    return new Translator(opts.apiKey, {
+      serverUrl: opts.baseUrl,
+      // deepl-node stops when `retries + 1 >= maxRetries`, so its maxRetries is the number of attempts
+      // (at least one): ours (retries after the first attempt) + 1 gives 1 + maxRetries attempts.
+      maxRetries: maxRetries + 1,
+      minTimeout: timeoutMs,
+      sendPlatformInfo: false,
+      appInfo: { appName: 'live-interpretation-api', appVersion: '0.1.0' },
+    });
   });
   const totalAttempts = maxRetries + 1;
 
@@ -87,13 +82,15 @@ export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
   let existing: Promise<Map<string, string>> | undefined;
 
   function existingGlossaries(): Promise<Map<string, string>> {
-    existing ??= translator.listGlossaries().then(
-      (list) => new Map(list.filter((info) => info.ready !== false).map((info) => [info.name, info.glossaryId])),
-      () => {
-        existing = undefined; // listing is only an optimisation: try again later, create meanwhile
-        return new Map<string, string>();
-      },
-    );
+    existing ??= translator()
+      .then((client) => client.listGlossaries())
+      .then(
+        (list) => new Map(list.filter((info) => info.ready !== false).map((info) => [info.name, info.glossaryId])),
+        () => {
+          existing = undefined; // listing is only an optimisation: try again later, create meanwhile
+          return new Map<string, string>();
+        },
+      );
     return existing;
   }
 
@@ -109,7 +106,8 @@ export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
         const found = (await existingGlossaries()).get(name);
         if (found) return found;
         try {
-          const info = await translator.createGlossary(
+          const { GlossaryEntries } = await deeplSdk();
+          const info = await (await translator()).createGlossary(
             name,
             sourceBase as SourceLanguageCode,
             targetBase as TargetLanguageCode,
@@ -119,7 +117,7 @@ export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
         } catch (error) {
           // 400: DeepL does not do glossaries for this language pair (or refuses the entries). The
           // translation still goes ahead, without the glossary, rather than failing the whole request.
-          if (statusOf(error) === 400) return null;
+          if (statusOf(await deeplSdk(), error) === 400) return null;
           throw error;
         }
       })();
@@ -136,7 +134,7 @@ export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
     context: string | null,
     glossary: string | null,
   ): Promise<TextResult[]> {
-    return translator.translateText(
+    return (await translator()).translateText(
       texts,
       source as SourceLanguageCode | null,
       target as TargetLanguageCode,
@@ -160,7 +158,7 @@ export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
       return await callTranslate(texts, source, target, context, id);
     } catch (error) {
       // translateText reports an unknown glossary as a plain "Not found" (404), not GlossaryNotFoundError.
-      if (id === null || statusOf(error) !== 404) throw error;
+      if (id === null || statusOf(await deeplSdk(), error) !== 404) throw error;
       // Deleted on the DeepL side since we cached it: forget it and create it again.
       glossaries.delete(glossaryKey(deeplSourceLanguage(source), baseLanguage(target) ?? target, entries));
       existing = undefined;
@@ -214,7 +212,7 @@ export function createDeepLEngine(opts: DeepLEngineOptions): TranslationEngine {
         detectedSourceLanguage: baseLanguage(result.detectedSourceLang),
       }));
     } catch (error) {
-      throw toEngineError(error, totalAttempts, timeoutMs);
+      throw toEngineError(await deeplSdk(), error, totalAttempts, timeoutMs);
     }
   }
 
@@ -250,7 +248,8 @@ function containsAnyTerm(text: string, terms: string[]): boolean {
 }
 
 /** deepl-node throws one class per status and keeps the status only in the message: recover it. */
-function statusOf(error: unknown): number | undefined {
+function statusOf(sdk: Sdk, error: unknown): number | undefined {
+  const { AuthorizationError, ConnectionError, DeepLError, GlossaryNotFoundError, QuotaExceededError, TooManyRequestsError } = sdk;
   if (error instanceof AuthorizationError) return 403;
   if (error instanceof QuotaExceededError) return 456;
   if (error instanceof TooManyRequestsError) return 429;
@@ -267,9 +266,9 @@ function statusOf(error: unknown): number | undefined {
   return undefined;
 }
 
-function toEngineError(error: unknown, totalAttempts: number, timeoutMs: number): EngineError {
+function toEngineError(sdk: Sdk, error: unknown, totalAttempts: number, timeoutMs: number): EngineError {
   if (error instanceof EngineError) return error;
-  if (error instanceof ConnectionError) {
+  if (error instanceof sdk.ConnectionError) {
     const code = (error.error as { code?: unknown } | undefined)?.code;
     const retried = error.shouldRetry ? totalAttempts : 1;
     if (code === 'ECONNABORTED' || code === 'ETIMEDOUT') {
@@ -282,7 +281,7 @@ function toEngineError(error: unknown, totalAttempts: number, timeoutMs: number)
     }
     return new EngineError(ENGINE, `deepl could not be reached after ${attempts(retried)}: ${shorten(error.message)}`, error);
   }
-  const status = statusOf(error);
+  const status = statusOf(sdk, error);
   if (status !== undefined) {
     // The client retries 429 and 5xx only; anything else was a single attempt.
     const count = status === 429 || status >= 500 ? totalAttempts : 1;
