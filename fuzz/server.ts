@@ -73,6 +73,12 @@ async function createDatabase(serverUrl: string): Promise<{ url: string; drop: (
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+/**
+ * Only a guard against a start that hangs: the server says when it listens. A fresh embedded database
+ * compiled by tsx on a machine busy with the rest of the suite has taken over a minute.
+ */
+const START_GUARD_MS = 180_000;
+
 export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'fuzz-data-'));
   const database = options.postgresUrl ? await createDatabase(options.postgresUrl) : undefined;
@@ -126,7 +132,7 @@ export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzS
   const startup = await Promise.race([
     ready,
     exited.then(() => undefined),
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000).unref()),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), START_GUARD_MS).unref()),
   ]);
   if (!startup) {
     child.kill('SIGKILL');

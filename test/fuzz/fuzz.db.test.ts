@@ -9,6 +9,7 @@ import { backendName } from '../support/databases.js';
 const CONNECTIONS = Number(process.env.FUZZ_CONNECTIONS ?? 80);
 
 describe(`fuzz (${backendName})`, () => {
+  // The time limit guards against a hang, not a measure: the server's start alone may take minutes on a loaded machine.
   it('finds no 5xx, no unanswered request and no crash in a seeded pass', async () => {
     const report = await runFuzz({
       seed: 20261123,
@@ -23,5 +24,5 @@ describe(`fuzz (${backendName})`, () => {
     // Every operation of the contract was reached with its credentials at least once.
     expect(report.statusClasses['2xx'], summary).toBeGreaterThan(50);
     expect(passed(report), summary).toBe(true);
-  }, 240_000);
+  }, 480_000);
 });
