@@ -14,9 +14,10 @@ const files = (suffix: string) => [`test/**/*${suffix}`, `src/**/*${suffix}`];
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    // Starting a server on a fresh PGlite, or chromium, takes over a minute on a loaded 2-core machine;
-    // this is only how long a stuck hook is waited for, never a measure of speed.
+    // Starting a server on a fresh PGlite, or chromium, takes over a minute on a loaded 2-core machine (some
+    // tests start one of their own); these are only how long a stuck test or hook is waited for, never a
+    // measure of speed.
+    testTimeout: 120_000,
     hookTimeout: 180_000,
     // Forks, not threads: tests spawn processes and open PGlite data directories
     // guarded by a per-process lock.

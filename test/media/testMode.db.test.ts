@@ -1,3 +1,4 @@
+import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WAV_HEADER_BYTES, parseWavHeader } from '../../src/calls/media/audio/pcm.js';
 import { CHUNK_BYTES, CLOSE, MAX_STREAM_FRAME_BYTES } from '../../src/calls/media/protocol.js';
@@ -161,9 +162,6 @@ describe(`media plane, test mode (${backendName})`, () => {
   it('two sources of one side are mixed into one voice, sample by sample', async () => {
     const { id, agent } = await readyCall();
     const ear = await Listener.open(listenUrl(t, agent));
-    const headset = await connect(streamUrl(t, agent));
-    const laptop = await connect(streamUrl(t, agent).replace(/source_id=[^&]+/, 'source_id=laptop'));
-    await waitUntil(() => t.server.media.room(id)?.stats().streams === 2, 5_000, 'both sources');
     const voiceA = Buffer.alloc(9_600);
     const voiceB = Buffer.alloc(9_600);
     for (let i = 0; i < 4_800; i++) {
@@ -171,10 +169,16 @@ describe(`media plane, test mode (${backendName})`, () => {
       voiceB.writeInt16LE(((i * 11) % 3_000) - 1_500, i * 2);
     }
     // Interleaved 20 ms frames, as two live microphones would send them, each pair read by the server
-    // before the next is sent. The server's clock stands still meanwhile: however late one socket's frame
-    // is read, neither source counts as silent.
+    // before the next is sent. The server's clock stands still from before the sources join: however late
+    // one socket's frame is read, neither source counts as silent (one that joined more than 60 ms before
+    // the clock stopped would count as silent from the start).
     const received = () => t.server.media.stats().framesReceived;
+    let headset!: WebSocket;
+    let laptop!: WebSocket;
     const heard = await withServerClockStopped(async () => {
+      headset = await connect(streamUrl(t, agent));
+      laptop = await connect(streamUrl(t, agent).replace(/source_id=[^&]+/, 'source_id=laptop'));
+      await waitUntil(() => t.server.media.room(id)?.stats().streams === 2, 5_000, 'both sources');
       for (let offset = 0; offset < voiceA.length; offset += 960) {
         const before = received();
         headset.send(voiceA.subarray(offset, offset + 960));
