@@ -297,6 +297,33 @@ describe('the customer chat page in chromium', () => {
     await Promise.all([page.close(), stale.page.close(), fresh.page.close()]);
   }, 120_000);
 
+  it('a session closed while the page was connecting its stream shows as closed once the stream is open', async () => {
+    const orgId = await t.createOrg();
+    const api = t.client((await t.createKey(orgId, 'test')).key);
+    const { data: session } = await api.POST('/v1/sessions', { body: { agent_language: 'en', customer_language: 'fi' } });
+    const page = await browser.newPage();
+    // The page has loaded the open session and asks for its stream; the session closes before the stream
+    // begins, so the stream itself never carries session.closed.
+    let streamAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (streamAsked = resolve));
+    let releaseStream!: () => void;
+    const released = new Promise<void>((resolve) => (releaseStream = resolve));
+    await page.route('**/stream', async (route) => {
+      streamAsked();
+      await released;
+      await route.continue();
+    });
+    await page.goto(pageUrl(session!.customer_url!));
+    await asked;
+    expect(await page.getByTestId('closed-banner').isVisible()).toBe(false);
+    const closed = await api.POST('/v1/sessions/{session_id}/close', { params: { path: { session_id: session!.id } } });
+    expect(closed.response.status).toBe(200);
+    releaseStream();
+    await page.getByTestId('closed-banner').waitFor({ state: 'visible', ...WAIT });
+    expect(await page.getByTestId('composer-input').isDisabled()).toBe(true);
+    await page.close();
+  });
+
   it('shows the invalid-link state without a key or with a wrong one', async () => {
     const orgId = await t.createOrg();
     const { key } = await t.createKey(orgId, 'test');

@@ -621,7 +621,10 @@ import { translateDocument } from '/page-i18n/catalogue.js';
         } else if (response.ok && response.body) {
           openedAt = Date.now();
           setConnection('');
+          // What changed before the stream began is not in it: the messages posted meanwhile, and the
+          // session's own state (closed while the page was loading or reconnecting).
           catchUp();
+          checkSession();
           await readStream(response.body, abort);
           mustCheck = true; // the server ended the stream: the link may have been replaced
         }
