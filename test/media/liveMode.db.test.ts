@@ -160,7 +160,8 @@ describe(`media plane, live mode (${backendName})`, () => {
       for (let offset = 0; offset < voiceA.length; offset += 960) {
         headset.send(voiceA.subarray(offset, offset + 960));
         laptop.send(voiceB.subarray(offset, offset + 960));
-        await sleep(5);
+        // Each pair read by the server before the next is sent, as two live microphones would send them.
+        await Promise.all([roundTrip(headset), roundTrip(laptop)]);
       }
       const voice = await customerHears.waitForBytes(voiceA.length);
       laptop.send(lastB);
