@@ -148,7 +148,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       principals: new PrincipalCache(revocations, config.credentialCache),
       eventStreams: new ConnectionSlots(),
       // Metrics are read through `app`: they are made below.
-      liveStreams: new LiveStreamGroups(events, (...delivery) => deliverToGroup(app.metrics, ...delivery)),
+      liveStreams: new LiveStreamGroups(events, (event, stream, members) => deliverToGroup(app.metrics, event, stream, members)),
       shutdown: shutdown.signal,
       draining: draining.signal,
       // Read when scraped: the media plane exists by then.

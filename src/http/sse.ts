@@ -9,8 +9,8 @@ import { errors } from '../errors.js';
 import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../realtime/eventStream.js';
-import { LiveStreamGroups, type GroupDelivery } from './liveStreamGroups.js';
-import { streamOutbox } from './sseOutbox.js';
+import { LiveStreamGroups } from './liveStreamGroups.js';
+import { streamOutbox, type StreamTarget } from './sseOutbox.js';
 
 const BACKLOG_PAGE = 500;
 
@@ -63,7 +63,7 @@ function observeLag(metrics: AppContext['metrics'], event: BusEvent): void {
 }
 
 /** How a group of live streams is written an event: framed once, queued for each member. */
-export function deliverToGroup(metrics: AppContext['metrics'], ...[event, stream, members]: Parameters<GroupDelivery>): void {
+export function deliverToGroup(metrics: AppContext['metrics'], event: BusEvent, stream: EventStream, members: ReadonlySet<StreamTarget>): void {
   if (!stream.accept(event)) return;
   const text = frame(event, stream);
   for (const member of members) streamOutbox.write(member, text);

@@ -12,12 +12,10 @@
 // no opinion at all, as for a single Arabic word). Otherwise the text is undecided, which costs a
 // translation at worst, where a wrong answer costs the translation itself. On bench/fixtures this keeps
 // every right answer and leaves one wrong answer of four. tinyld (+50 MiB) loads only when a tie needs it.
-type Eld = (typeof import('eld/medium'))['eld'];
-type SecondOpinion = (typeof import('tinyld'))['detectAll'];
-let detector: Promise<Eld> | undefined;
-let secondOpinion: Promise<SecondOpinion> | undefined;
-const loadDetector = () => (detector ??= import('eld/medium').then((module) => module.eld));
-const loadSecondOpinion = () => (secondOpinion ??= import('tinyld').then((module) => module.detectAll));
+import { onFirstUse } from '../onFirstUse.js';
+
+const loadDetector = onFirstUse(() => import('eld/medium').then((module) => module.eld));
+const loadSecondOpinion = onFirstUse(() => import('tinyld').then((module) => module.detectAll));
 
 /** How close (relative to the top score) a runner-up must come for ELD's answer to count as a tie. */
 const NEAR_TIE = 0.05;
