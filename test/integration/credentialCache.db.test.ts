@@ -5,13 +5,15 @@ import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const account = (t: TestServer, key: string) => fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } });
 const keyLookups = (sql: string[]) => sql.filter((statement) => /from "api_keys"/.test(statement)).length;
+// Entries do not expire during a test however slow the machine: only revocation may take a key out.
+const LONG_LIVED = { CREDENTIAL_CACHE_TTL_MS: '600000' };
 
 describe(`the credential cache (${backendName})`, () => {
   let t: TestServer;
   let orgId: string;
 
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer(LONG_LIVED);
     orgId = await t.createOrg();
   });
   afterAll(() => t?.stop());
@@ -49,9 +51,9 @@ describe.skipIf(backendName !== 'postgres')('the credential cache with two insta
   let second: TestServer;
 
   beforeAll(async () => {
-    first = await startTestServer();
+    first = await startTestServer(LONG_LIVED);
     const shared = first.server.app.config.databaseUrl!;
-    second = await startTestServer({}, { databaseUrl: () => shared });
+    second = await startTestServer(LONG_LIVED, { databaseUrl: () => shared });
   });
   afterAll(async () => {
     await second?.stop();
