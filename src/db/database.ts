@@ -15,7 +15,8 @@ import { lockDataDir } from './dataDirLock.js';
 import { isStalePlan } from './errors.js';
 import type { PgliteWorkerData } from './pgliteProtocol.js';
 import { PgliteThread } from './pgliteThread.js';
-import { driverOptions } from './prepared.js';
+import { PgStatementsThread } from './pgStatementsThread.js';
+import { driverOptions, forgetPreparedStatement } from './prepared.js';
 import type { NamedStatement, NamedStatementRunner } from './statement.js';
 import { pgTypes } from './types.js';
 
@@ -153,11 +154,12 @@ type PooledConnection = pg.Client & {
   readyForQuery?: boolean;
   /** Set by knex while the connection runs a transaction. */
   __knexTxId?: unknown;
-  /** The named statements node-postgres has had this connection prepare (not in its typings). */
-  connection: { parsedStatements: Record<string, string> };
   /** Prepared statements on it went stale inside a transaction: replaced rather than reused. */
   stalePlans?: boolean;
 };
+
+/** knex's configuration of the PostgreSQL client, with the reads' worker thread. */
+type PostgresConfig = Knex.Config & { statementsThread?: PgStatementsThread };
 
 /** knex's PostgreSQL dialect, which sends statements marked `prepared` as named prepared statements. */
 class PostgresClient extends PostgresDialect implements NamedStatementRunner {
@@ -174,10 +176,15 @@ class PostgresClient extends PostgresDialect implements NamedStatementRunner {
     }
   }
 
-  /** A named statement on a pooled connection, past knex's builder and runner (./statement.ts). */
+  /**
+   * A named statement past knex's builder and runner (./statement.ts): sent by the reads' worker thread,
+   * or, once that has ended (closing, or lost), on a connection of knex's pool.
+   */
   async namedRows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]> {
-    const connection = (await this.acquireConnection()) as PooledConnection;
     announceQuery(this, statement, values);
+    const { statementsThread } = this.config as PostgresConfig;
+    if (statementsThread?.running) return statementsThread.rows(statement, values);
+    const connection = (await this.acquireConnection()) as PooledConnection;
     const send = async () => (await connection.query({ ...statement, values: [...values] })).rows;
     try {
       return await send();
@@ -207,8 +214,7 @@ async function forgetStalePlan(connection: PooledConnection, name: string, error
     connection.stalePlans = true;
     throw error;
   }
-  await connection.query(`DEALLOCATE "${name}"`);
-  delete connection.connection.parsedStatements[name];
+  await forgetPreparedStatement(connection, name);
 }
 
 export interface Database {
@@ -282,11 +288,20 @@ const pgTimeouts = (timeouts: DatabaseTimeouts | undefined) =>
     connectionTimeoutMillis: timeouts.connectMs,
   };
 
+/**
+ * Connections of the reads' worker thread, besides knex's 10: its statements are single reads of a
+ * millisecond or less, which a few connections keep up with (bench:rest's 16 clients).
+ */
+const READ_POOL_SIZE = 4;
+
 async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings): Promise<Database> {
+  const connection = { connectionString: databaseUrl, keepAlive: true, ...pgTimeouts(timeouts) };
+  const statementsThread = new PgStatementsThread({ connection, poolSize: READ_POOL_SIZE });
   const knex = createKnex({
     log: knexLog(logger),
     client: PostgresClient,
-    connection: { connectionString: databaseUrl, types: pgTypes, keepAlive: true, ...pgTimeouts(timeouts) },
+    statementsThread,
+    connection: { ...connection, types: pgTypes },
     pool: {
       min: 0,
       max: 10,
@@ -296,8 +311,12 @@ async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings)
       validate: (connection: PooledConnection) => connection.readyForQuery !== false && !connection.stalePlans,
     },
     acquireConnectionTimeout: timeouts?.acquireMs,
-  });
-  return { knex, kind: 'postgres', close: () => knex.destroy() };
+  } as PostgresConfig);
+  const close = async () => {
+    await statementsThread.close();
+    await knex.destroy();
+  };
+  return { knex, kind: 'postgres', close };
 }
 
 async function openPgliteOnDisk(dataDir: string, settings: Settings): Promise<Database> {

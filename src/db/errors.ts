@@ -27,7 +27,7 @@ const CONNECTION_CODES = new Set([
 
 // pg's own failures, which carry no code: a connection that broke, timed out or never came.
 const CONNECTION_MESSAGES =
-  /Connection terminated|timeout expired|Query read timeout|not queryable|Timeout acquiring a connection|connect ECONNREFUSED/;
+  /Connection terminated|timeout expired|timeout exceeded when trying to connect|Query read timeout|not queryable|Timeout acquiring a connection|connect ECONNREFUSED/;
 
 /**
  * PostgreSQL refuses to run a prepared statement whose result columns have changed since it was

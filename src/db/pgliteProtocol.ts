@@ -1,6 +1,7 @@
 // The messages between the main thread (src/db/pgliteThread.ts) and the worker thread that owns PGlite
 // (src/db/pgliteWorker.ts). Everything in them crosses by structured clone: Dates, Uint8Arrays (bytea),
 // plain objects and arrays do; functions and class instances other than those do not.
+import type { SerializedError } from './threadErrors.js';
 
 /** What the worker opens: a data directory on disk, or an in-memory database (empty or from a saved one). */
 export interface PgliteWorkerData {
@@ -32,26 +33,3 @@ export type PgliteResponse =
   | { type: 'result'; id: number; result: PgliteResults }
   | { type: 'error'; id: number; error: SerializedError }
   | { type: 'closed'; id: number };
-
-/** An error as plain data: its message, name, stack and every own field (PostgreSQL's `code`, `constraint`, ...). */
-export type SerializedError = { message: string; name: string; stack?: string } & Record<string, unknown>;
-
-export function serializeError(error: unknown): SerializedError {
-  if (!(error instanceof Error)) return { message: String(error), name: 'Error' };
-  const fields: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(error)) {
-    // The failed statement's parameters stay in the worker: they may be secrets, and need not be cloneable.
-    if (key === 'params' || value === undefined || typeof value === 'function') continue;
-    fields[key] = typeof value === 'object' && value !== null ? String(value) : value;
-  }
-  return { ...fields, message: error.message, name: error.name, stack: error.stack };
-}
-
-/** The error again, an Error on this side, carrying the same fields, so src/db/errors.ts reads it as before. */
-export function deserializeError(serialized: SerializedError): Error {
-  const { message, name, stack, ...fields } = serialized;
-  const error = Object.assign(new Error(message), fields);
-  error.name = name;
-  if (stack) error.stack = `${error.stack}\n    in the database worker thread:\n${stack}`;
-  return error;
-}

@@ -3,16 +3,11 @@
 // all it does on PGlite (one connection, so transactions one after another; returning; migrations).
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import {
-  deserializeError,
-  type PgliteRequest,
-  type PgliteResponse,
-  type PgliteResults,
-  type PgliteWorkerData,
-} from './pgliteProtocol.js';
+import type { Worker } from 'node:worker_threads';
+import type { PgliteRequest, PgliteResponse, PgliteResults, PgliteWorkerData } from './pgliteProtocol.js';
+import { deserializeError } from './threadErrors.js';
 import { parseLocalTimestamps, serializeParam } from './types.js';
+import { startWorker } from './workerEntry.js';
 
 export interface PgliteThreadOptions {
   /**
@@ -40,17 +35,6 @@ function pgliteWasmModule(): Promise<WebAssembly.Module> {
   return compiledPglite;
 }
 
-/** The worker's entry: compiled JavaScript next to this file, or (tsx, vitest) the TypeScript source through tsx. */
-function startWorker(workerData: PgliteWorkerData, transferList: ArrayBuffer[]): Worker {
-  const entry = new URL(import.meta.url.endsWith('.ts') ? './pgliteWorker.ts' : './pgliteWorker.js', import.meta.url);
-  if (entry.pathname.endsWith('.js')) return new Worker(entry, { workerData, transferList });
-  // Node 20 does not pass its module hooks (`--import tsx`) on to worker threads; tsx's require hook works in one.
-  // The bootstrap runs as CommonJS or, under `node --input-type=module`, as a module: it needs no `require` of its own.
-  const [tsx, file] = [require.resolve('tsx/cjs/api'), fileURLToPath(entry)].map((path) => JSON.stringify(path));
-  const bootstrap = `import('node:module').then(({ createRequire }) => { const load = createRequire(${file}); load(${tsx}).register(); load(${file}); });`;
-  return new Worker(bootstrap, { eval: true, workerData, transferList });
-}
-
 export class PgliteThread {
   /** Resolves once PGlite has opened its data in the worker; rejects when it could not. */
   readonly waitReady: Promise<void>;
@@ -66,7 +50,7 @@ export class PgliteThread {
   }
 
   private constructor(data: PgliteWorkerData, private readonly options: PgliteThreadOptions) {
-    this.worker = startWorker(data, data.loadDataDir ? [data.loadDataDir] : []);
+    this.worker = startWorker(import.meta.url, 'pgliteWorker', { workerData: data, transferList: data.loadDataDir ? [data.loadDataDir] : [] });
     let started = false;
     this.waitReady = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (message: PgliteResponse) => {

@@ -3,9 +3,10 @@
 // AudioSocket pacing. Started by src/db/pgliteThread.ts, which speaks src/db/pgliteProtocol.ts with it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { serializeError, type PgliteRequest, type PgliteResponse, type PgliteWorkerData } from './pgliteProtocol.js';
+import type { PgliteRequest, PgliteResponse, PgliteWorkerData } from './pgliteProtocol.js';
+import { serializeError } from './threadErrors.js';
 import { PgliteStatements } from './pgliteStatements.js';
-import { pgliteParsers } from './types.js';
+import { workerParsers } from './types.js';
 
 const port = parentPort!;
 const send = (message: PgliteResponse) => port.postMessage(message);
@@ -23,7 +24,7 @@ async function open({ dataDir, loadDataDir, pgliteWasmModule }: PgliteWorkerData
     pgliteWasmModule,
     startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
     loadDataDir: loadDataDir && new Blob([loadDataDir]),
-    parsers: pgliteParsers,
+    parsers: workerParsers,
   });
   try {
     await pglite.waitReady; // surfaces a broken data directory here, not at the first query

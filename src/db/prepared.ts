@@ -6,6 +6,7 @@
 // On PGlite the mark changes nothing: its worker keeps every statement parsed (./pgliteStatements.ts).
 import { hash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 
 const PREPARE = 'prepare';
 
@@ -26,3 +27,12 @@ export function driverOptions(sql: string, options: Record<string, unknown> | un
 
 /** The name of a prepared statement: one per SQL text, as node-postgres requires. */
 export const statementName = (sql: string) => `s_${hash('sha1', sql, 'base64url')}`;
+
+/**
+ * Drops a connection's prepared statement, to be prepared again at its next use: node-postgres prepares
+ * a name once per connection and remembers it.
+ */
+export async function forgetPreparedStatement(connection: pg.ClientBase, name: string): Promise<void> {
+  await connection.query(`DEALLOCATE "${name}"`);
+  delete (connection as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+}

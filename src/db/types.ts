@@ -1,7 +1,6 @@
 // How values travel between JS and the database, one table for both drivers: pg (PostgreSQL) on the main
-// thread and PGlite in its worker thread (src/db/pgliteWorker.ts), so a row reads the same whichever
-// backend served it.
-import { types as pgliteTypes } from '@electric-sql/pglite';
+// thread and in the worker that sends the hottest reads (src/db/pgStatementsWorker.ts), and PGlite in its
+// worker thread (src/db/pgliteWorker.ts), so a row reads the same whichever backend and thread served it.
 import type { Knex } from 'knex';
 import pg from 'pg';
 
@@ -56,35 +55,47 @@ function parseInt8(value: string): number {
   return number;
 }
 
+/** pg-types' parser of PostgreSQL's array text (not in @types/pg). */
+const { arrayParser } = pg.types as unknown as { arrayParser: { create(text: string, parse: Parser): { parse(): unknown[] } } };
+
+// PGlite applies element parsers inside arrays by itself; pg needs an array parser.
+function parserForPg(oid: number, table: Record<number, Parser>): Parser | undefined {
+  const element = ARRAY_ELEMENT[oid];
+  const parseElement = element === undefined ? undefined : table[element];
+  if (!parseElement) return table[oid];
+  return (value) => arrayParser.create(value, parseElement).parse();
+}
+
+/**
+ * The parsers of a worker thread. A `timestamp` (without time zone) is a wall clock read in the time zone
+ * of the thread that asks, which a worker does not follow (its own copy of TZ): it stays text there and
+ * the main thread parses it (parseLocalTimestamps).
+ */
+export const workerParsers: Record<number, Parser> = { ...parsers, [OID.timestamp]: (value) => value };
+
 /** Per-client parsers for pg, so other pg users in the process keep the global defaults. */
-export const pgTypes: Knex.PgCustomTypesConfig = {
-  getTypeParser(oid, format) {
-    if (format === 'text') {
-      const parser = parserForPg(oid);
+const pgTypesWith = (table: Record<number, Parser>): pg.CustomTypesConfig & Knex.PgCustomTypesConfig => ({
+  getTypeParser(oid: number, format?: string) {
+    if (format === undefined || format === 'text') {
+      const parser = parserForPg(oid, table);
       if (parser) return parser;
     }
     return pg.types.getTypeParser(oid, format as 'text');
   },
-};
+});
 
-// PGlite applies element parsers inside arrays by itself; pg needs an array parser.
-function parserForPg(oid: number): Parser | undefined {
-  const element = ARRAY_ELEMENT[oid];
-  const parseElement = element === undefined ? undefined : parsers[element];
-  if (!parseElement) return parsers[oid];
-  return (value) => pgliteTypes.arrayParser(value, parseElement, oid);
-}
-
-/**
- * PGlite's parsers, in its worker thread. A `timestamp` (without time zone) is a wall clock read in the
- * time zone of the thread that asks, which the worker does not follow (its own copy of TZ): it stays
- * text there and the main thread parses it (parseLocalTimestamps).
- */
-export const pgliteParsers: Record<number, Parser> = { ...parsers, [OID.timestamp]: (value) => value };
+/** pg's parsers on the main thread. */
+export const pgTypes = pgTypesWith(parsers);
+/** pg's parsers in a worker thread (src/db/pgStatementsWorker.ts). */
+export const pgWorkerTypes = pgTypesWith(workerParsers);
 
 const LOCAL_TIMESTAMP_ARRAY = 1115;
 
-/** Parses, in place, the `timestamp` columns PGlite's worker left as text (rows as objects, or as arrays). */
+/** Whether a result has columns a worker left as text for the main thread to parse (parseLocalTimestamps). */
+export const hasLocalTimestamps = (fields: ReadonlyArray<{ dataTypeID: number }>): boolean =>
+  fields.some((field) => field.dataTypeID === OID.timestamp || field.dataTypeID === LOCAL_TIMESTAMP_ARRAY);
+
+/** Parses, in place, the `timestamp` columns a worker left as text (rows as objects, or as arrays). */
 export function parseLocalTimestamps(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
   const parse = parsers[OID.timestamp];
   const parseAny = (value: unknown): unknown =>

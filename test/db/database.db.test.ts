@@ -5,6 +5,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import type { PgStatementsThread } from '../../src/db/pgStatementsThread.js';
+import { statement } from '../../src/db/statement.js';
 import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const CREATE_THINGS = `
@@ -200,6 +202,46 @@ describe(`database on ${backendName}`, () => {
       expect(rows).toEqual([{ one: 1 }]);
     });
 
+    // On PostgreSQL written statements are sent by a worker thread (src/db/pgStatementsThread.ts), which
+    // has its own copy of TZ: a wall clock must still be read and written in this thread's time zone.
+    it('written statements read and send values as knex does, in this thread\'s time zone', async () => {
+      const lateEvening = new Date('2024-03-01T02:30:00.000Z'); // 21:30 on Feb 29 in New York
+      const written = statement<Record<string, unknown>>(`
+          select 42::int8 as int8, 0.25::numeric as numeric, true as bool, '{"a":[1]}'::jsonb as jsonb,
+                 '2024-01-02T03:04:05Z'::timestamptz as tz, '2024-02-29 21:30:00'::timestamp as local,
+                 array['2024-02-29 21:30:00'::timestamp] as locals, ?::timestamp as sent, ?::date as day,
+                 array[1, 9007199254740991]::int8[] as counts`);
+      // Once before the time zone changes: a thread that has read local times keeps the zone it read them in.
+      await written.rows(db.knex, [lateEvening, lateEvening]);
+      const previousTz = process.env.TZ;
+      process.env.TZ = 'America/New_York';
+      try {
+        const expectedRow = {
+          int8: 42,
+          numeric: 0.25,
+          bool: true,
+          jsonb: { a: [1] },
+          tz: new Date('2024-01-02T03:04:05Z'),
+          local: lateEvening,
+          locals: [lateEvening],
+          sent: lateEvening,
+          day: '2024-02-29',
+          counts: [1, 9007199254740991],
+        };
+        expect(await written.rows(db.knex, [lateEvening, lateEvening])).toEqual([expectedRow]);
+        await db.knex.transaction(async (trx) => expect(await written.rows(trx, [lateEvening, lateEvening])).toEqual([expectedRow]));
+      } finally {
+        if (previousTz === undefined) delete process.env.TZ;
+        else process.env.TZ = previousTz;
+      }
+    });
+
+    it('a written statement that PostgreSQL refuses fails with its code, and the next one runs', async () => {
+      const divide = statement<{ q: number }>('select 1 / ?::int as q');
+      await expect(divide.rows(db.knex, [0])).rejects.toMatchObject({ code: '22012' });
+      expect(await divide.rows(db.knex, [1])).toEqual([{ q: 1 }]);
+    });
+
     it('a Date written to timestamp and date columns reads back the same in any time zone', async () => {
       const previousTz = process.env.TZ;
       process.env.TZ = 'America/New_York';
@@ -213,5 +255,24 @@ describe(`database on ${backendName}`, () => {
         else process.env.TZ = previousTz;
       }
     });
+  });
+});
+
+describe.skipIf(backendName !== 'postgres')("the worker thread of PostgreSQL's written statements", () => {
+  it('when it is lost, what waited fails as unavailable (503) and later statements run on the main thread', async () => {
+    const own = await openDatabase({ ...testDatabase, dataDir: '/nonexistent' });
+    const thread = (own.knex.client.config as { statementsThread: PgStatementsThread }).statementsThread;
+    const sleepy = statement<{ slept: string }>('select pg_sleep(?)::text as slept');
+    try {
+      expect(thread.running).toBe(true);
+      const waiting = sleepy.rows(own.knex, [5]);
+      // A crash of the thread (an exhausted heap, a bug in a driver) ends it as terminate() does.
+      await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+      await expect(waiting).rejects.toMatchObject({ code: '08006' });
+      expect(thread.running).toBe(false);
+      expect(await sleepy.rows(own.knex, [0])).toEqual([{ slept: '' }]);
+    } finally {
+      await own.close();
+    }
   });
 });
