@@ -141,6 +141,7 @@ class EmbeddedTransaction extends PgTransaction {
 /** A statement as knex hands it to a dialect: its SQL, bindings and driver options. */
 interface CompiledStatement {
   sql: string;
+  bindings?: unknown[];
   options?: Record<string, unknown>;
 }
 
@@ -158,7 +159,7 @@ type PooledConnection = pg.Client & {
   stalePlans?: boolean;
 };
 
-/** knex's configuration of the PostgreSQL client, with the reads' worker thread. */
+/** knex's configuration of the PostgreSQL client, with the statements' worker thread (./pgStatementsThread.ts). */
 type PostgresConfig = Knex.Config & { statementsThread?: PgStatementsThread };
 
 /** knex's PostgreSQL dialect, which sends statements marked `prepared` as named prepared statements. */
@@ -166,10 +167,17 @@ class PostgresClient extends PostgresDialect implements NamedStatementRunner {
   async _query(connection: unknown, obj: CompiledStatement): Promise<unknown> {
     const base = PostgresDialect.prototype as unknown as DialectQuery;
     const statement = { ...obj, options: driverOptions(obj.sql, obj.options, true) };
+    const { statementsThread } = this.config as PostgresConfig;
+    const name = statement.options?.name;
+    // A marked statement outside a transaction, with no driver option but its name, needs nothing of
+    // this connection: the worker sends it instead (as knex's pg dialect does, the answer goes on `obj`).
+    const outsideTransaction = (connection as PooledConnection).__knexTxId === undefined;
+    if (typeof name === 'string' && Object.keys(statement.options!).length === 1 && outsideTransaction && statementsThread?.running) {
+      return Object.assign(obj, { response: await statementsThread.run({ name, text: obj.sql }, obj.bindings ?? []) });
+    }
     try {
       return await base._query.call(this, connection, statement);
     } catch (error) {
-      const name = statement.options?.name;
       if (typeof name !== 'string' || !isStalePlan(error)) throw error;
       await forgetStalePlan(connection as PooledConnection, name, error);
       return base._query.call(this, connection, statement);
@@ -177,13 +185,13 @@ class PostgresClient extends PostgresDialect implements NamedStatementRunner {
   }
 
   /**
-   * A named statement past knex's builder and runner (./statement.ts): sent by the reads' worker thread,
+   * A named statement past knex's builder and runner (./statement.ts): sent by the statements' worker thread,
    * or, once that has ended (closing, or lost), on a connection of knex's pool.
    */
   async namedRows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]> {
     announceQuery(this, statement, values);
     const { statementsThread } = this.config as PostgresConfig;
-    if (statementsThread?.running) return statementsThread.rows(statement, values);
+    if (statementsThread?.running) return (await statementsThread.run(statement, values)).rows;
     const connection = (await this.acquireConnection()) as PooledConnection;
     const send = async () => (await connection.query({ ...statement, values: [...values] })).rows;
     try {
@@ -289,14 +297,16 @@ const pgTimeouts = (timeouts: DatabaseTimeouts | undefined) =>
   };
 
 /**
- * Connections of the reads' worker thread, besides knex's 10: its statements are single reads of a
- * millisecond or less, which a few connections keep up with (bench:rest's 16 clients).
+ * Connections of the statements' worker thread, besides knex's 10: its statements are single statements
+ * of a millisecond or less outside transactions, which a few connections keep up with (bench:rest's 16 clients).
  */
-const READ_POOL_SIZE = 4;
+const WORKER_POOL_SIZE = 4;
+/** How the worker's connections show in pg_stat_activity (unless DATABASE_URL names an application). */
+export const WORKER_APPLICATION_NAME = 'live-interpretation-api worker';
 
 async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings): Promise<Database> {
   const connection = { connectionString: databaseUrl, keepAlive: true, ...pgTimeouts(timeouts) };
-  const statementsThread = new PgStatementsThread({ connection, poolSize: READ_POOL_SIZE });
+  const statementsThread = new PgStatementsThread({ connection: { ...connection, application_name: WORKER_APPLICATION_NAME }, poolSize: WORKER_POOL_SIZE });
   const knex = createKnex({
     log: knexLog(logger),
     client: PostgresClient,

@@ -1,5 +1,5 @@
 // The messages between the main thread (src/db/pgStatementsThread.ts) and the worker thread that sends
-// PostgreSQL's hottest reads (src/db/pgStatementsWorker.ts), by structured clone.
+// PostgreSQL's hot statements outside transactions (src/db/pgStatementsWorker.ts), by structured clone.
 import type { SerializedError } from './threadErrors.js';
 
 export interface PgStatementsWorkerData {
@@ -10,13 +10,20 @@ export interface PgStatementsWorkerData {
 }
 
 /** Main thread -> worker: run a named statement, or end the pool and the thread. */
-export type PgStatementsRequest = { type: 'rows'; id: number; name: string; text: string; values: unknown[] } | { type: 'close'; id: number };
+export type PgStatementsRequest = { type: 'run'; id: number; name: string; text: string; values: unknown[] } | { type: 'close'; id: number };
+
+/** What a statement answered, as node-postgres gives it (the part knex and the callers read). */
+export interface PgStatementResult {
+  rows: unknown[];
+  rowCount: number | null;
+  command: string;
+}
 
 /**
- * Worker -> main thread. `localTimestamps`: the result's columns, sent only when some are `timestamp`
- * (without time zone), which the worker leaves as text for the main thread to read in its time zone.
+ * Worker -> main thread. `unfinished`: the result's columns, sent only when some hold values the main
+ * thread finishes (`timestamp` read in its time zone, bytea made Buffers again: see ./types.ts).
  */
 export type PgStatementsResponse =
-  | { type: 'rows'; id: number; rows: unknown[]; localTimestamps?: Array<{ name: string; dataTypeID: number }> }
+  | { type: 'result'; id: number; result: PgStatementResult; unfinished?: Array<{ name: string; dataTypeID: number }> }
   | { type: 'error'; id: number; error: SerializedError }
   | { type: 'closed'; id: number };

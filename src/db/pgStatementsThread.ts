@@ -1,13 +1,13 @@
-// The main thread's handle on the worker that sends PostgreSQL's hottest reads (./pgStatementsWorker.ts).
+// The main thread's handle on the worker that sends PostgreSQL's hot statements outside transactions (./pgStatementsWorker.ts).
 import type { Worker } from 'node:worker_threads';
 import type { NamedStatement } from './statement.js';
-import type { PgStatementsRequest, PgStatementsResponse, PgStatementsWorkerData } from './pgStatementsProtocol.js';
+import type { PgStatementResult, PgStatementsRequest, PgStatementsResponse, PgStatementsWorkerData } from './pgStatementsProtocol.js';
 import { deserializeError } from './threadErrors.js';
-import { parseLocalTimestamps, serializeParam } from './types.js';
+import { finishRows, serializeParam } from './types.js';
 import { startWorker } from './workerEntry.js';
 
 interface Pending {
-  resolve(rows: unknown[]): void;
+  resolve(result: PgStatementResult): void;
   reject(error: Error): void;
 }
 
@@ -32,12 +32,12 @@ export class PgStatementsThread {
     return !this.ended && !this.closing;
   }
 
-  /** The rows of a named statement, run by the worker on a connection of its pool. */
-  rows(statement: NamedStatement, values: readonly unknown[]): Promise<unknown[]> {
+  /** A named statement, run by the worker on a connection of its pool (never in a transaction). */
+  run(statement: NamedStatement, values: readonly unknown[]): Promise<PgStatementResult> {
     const id = this.nextId++;
-    const answer = new Promise<unknown[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const answer = new Promise<PgStatementResult>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     // Dates as this thread's wall clock, as pg on this thread would send them: the worker has its own TZ.
-    const request: PgStatementsRequest = { type: 'rows', id, name: statement.name, text: statement.text, values: values.map(serializeParam) };
+    const request: PgStatementsRequest = { type: 'run', id, name: statement.name, text: statement.text, values: values.map(serializeParam) };
     try {
       this.worker.postMessage(request); // throws DataCloneError for a value that cannot cross
     } catch (error) {
@@ -68,9 +68,9 @@ export class PgStatementsThread {
     // The worker keeps the process alive only while a statement waits for it, as a socket would.
     if (this.pending.size === 0 && !this.closing) this.worker.unref();
     if (message.type === 'error') pending.reject(deserializeError(message.error));
-    else if (message.type === 'rows') {
-      if (message.localTimestamps) parseLocalTimestamps(message.localTimestamps, message.rows);
-      pending.resolve(message.rows);
+    else if (message.type === 'result') {
+      if (message.unfinished) finishRows(message.unfinished, message.result.rows);
+      pending.resolve(message.result);
     }
   }
 

@@ -1,15 +1,15 @@
-// The worker thread that sends PostgreSQL's hottest reads (written statements, ./statement.ts) on a pool of
-// its own. A statement on the main thread cost a light request about a third of its CPU there: the socket
-// write that wakes a PostgreSQL backend, and node-postgres reading and parsing the answer. Here they take
-// the machine's other core, and the main thread only posts a message and takes the rows back.
-// Started by ./pgStatementsThread.ts.
+// The worker thread that sends PostgreSQL's hot statements outside transactions (written statements,
+// ./statement.ts, and statements marked `prepared`, ./prepared.ts) on a pool of its own. A statement on the
+// main thread cost a light request about a third of its CPU there: the socket write that wakes a
+// PostgreSQL backend, and node-postgres reading and parsing the answer. Here they take the machine's other
+// core, and the main thread only posts a message and takes the rows back. Started by ./pgStatementsThread.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 import { isStalePlan } from './errors.js';
 import type { PgStatementsRequest, PgStatementsResponse, PgStatementsWorkerData } from './pgStatementsProtocol.js';
 import { forgetPreparedStatement } from './prepared.js';
 import { serializeError } from './threadErrors.js';
-import { hasLocalTimestamps, pgWorkerTypes } from './types.js';
+import { needsFinishing, pgWorkerTypes } from './types.js';
 
 const port = parentPort!;
 const { connection, poolSize } = workerData as PgStatementsWorkerData;
@@ -44,8 +44,10 @@ async function answer(request: PgStatementsRequest): Promise<PgStatementsRespons
       await pool.end();
       return { type: 'closed', id: request.id };
     }
-    const { rows, fields } = await run(request.name, request.text, request.values);
-    return hasLocalTimestamps(fields) ? { type: 'rows', id: request.id, rows, localTimestamps: fields.map(({ name, dataTypeID }) => ({ name, dataTypeID })) } : { type: 'rows', id: request.id, rows };
+    const { rows, rowCount, command, fields } = await run(request.name, request.text, request.values);
+    const result = { rows, rowCount, command };
+    if (!needsFinishing(fields)) return { type: 'result', id: request.id, result };
+    return { type: 'result', id: request.id, result, unfinished: fields.map(({ name, dataTypeID }) => ({ name, dataTypeID })) };
   } catch (error) {
     return { type: 'error', id: request.id, error: serializeError(error) };
   }

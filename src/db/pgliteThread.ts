@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import type { PgliteRequest, PgliteResponse, PgliteResults, PgliteWorkerData } from './pgliteProtocol.js';
 import { deserializeError } from './threadErrors.js';
-import { parseLocalTimestamps, serializeParam } from './types.js';
+import { finishRows, serializeParam } from './types.js';
 import { startWorker } from './workerEntry.js';
 
 export interface PgliteThreadOptions {
@@ -81,7 +81,7 @@ export class PgliteThread {
     const wireParams = params?.map(serializeParam);
     const answer = await this.request((id) => ({ type: 'query', id, sql, params: wireParams, options }));
     const { result } = answer as Extract<PgliteResponse, { type: 'result' }>;
-    parseLocalTimestamps(result.fields, result.rows);
+    finishRows(result.fields, result.rows);
     return result;
   }
 

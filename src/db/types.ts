@@ -69,7 +69,7 @@ function parserForPg(oid: number, table: Record<number, Parser>): Parser | undef
 /**
  * The parsers of a worker thread. A `timestamp` (without time zone) is a wall clock read in the time zone
  * of the thread that asks, which a worker does not follow (its own copy of TZ): it stays text there and
- * the main thread parses it (parseLocalTimestamps).
+ * the main thread parses it (finishRows).
  */
 export const workerParsers: Record<number, Parser> = { ...parsers, [OID.timestamp]: (value) => value };
 
@@ -91,12 +91,32 @@ export const pgWorkerTypes = pgTypesWith(workerParsers);
 
 const LOCAL_TIMESTAMP_ARRAY = 1115;
 
-/** Whether a result has columns a worker left as text for the main thread to parse (parseLocalTimestamps). */
-export const hasLocalTimestamps = (fields: ReadonlyArray<{ dataTypeID: number }>): boolean =>
-  fields.some((field) => field.dataTypeID === OID.timestamp || field.dataTypeID === LOCAL_TIMESTAMP_ARRAY);
+const BYTEA = 17;
+const BYTEA_ARRAY = 1001;
+
+/**
+ * Whether a worker's result has columns the main thread must finish (finishRows): a `timestamp` left as
+ * text, or bytea, which crosses the thread boundary as a Uint8Array and is a Buffer on this side.
+ */
+export const needsFinishing = (fields: ReadonlyArray<{ dataTypeID: number }>): boolean =>
+  fields.some(({ dataTypeID }) => [OID.timestamp, LOCAL_TIMESTAMP_ARRAY, BYTEA, BYTEA_ARRAY].includes(dataTypeID));
+
+/** What a worker left for the main thread (needsFinishing), done in place: timestamps read, bytes as Buffers. */
+export function finishRows(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
+  parseLocalTimestamps(fields, rows);
+  const asBuffer = (value: unknown): unknown =>
+    value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Array.isArray(value) ? value.map(asBuffer) : value;
+  fields.forEach((field, index) => {
+    if (field.dataTypeID !== BYTEA && field.dataTypeID !== BYTEA_ARRAY) return;
+    for (const row of rows as Array<Record<string | number, unknown>>) {
+      const key = Array.isArray(row) ? index : field.name;
+      row[key] = asBuffer(row[key]);
+    }
+  });
+}
 
 /** Parses, in place, the `timestamp` columns a worker left as text (rows as objects, or as arrays). */
-export function parseLocalTimestamps(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
+function parseLocalTimestamps(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
   const parse = parsers[OID.timestamp];
   const parseAny = (value: unknown): unknown =>
     typeof value === 'string' ? parse(value) : Array.isArray(value) ? value.map(parseAny) : value;
