@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MULAW_SILENCE, mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js';
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
@@ -357,14 +357,24 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
     const mic = await connect(streamUrl(first, await callApi(first).join(call.id, call.agentKey)));
     await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    const room = first.server.media.room(call.id)!;
+    // The room is watched as the listener enters: a renewal may take it out again before a poll would see it.
+    const listenersOnEntry = new Promise<number>((resolve) => {
+      const add = room.add.bind(room);
+      vi.spyOn(room, 'add').mockImplementation((endpoint) => {
+        const feed = add(endpoint);
+        resolve(room.stats().listeners);
+        return feed;
+      });
+    });
     // An instance that has no lease (it died) relays a listener into the room, as its bridge would.
     const redis = new Redis(REDIS_URL);
     try {
       const open = { op: 'open', relay: 'ghost.1', from: 'ghost', call: call.id, endpoint: { side: 'agent', credential: 'link', kind: 'listen', format: 'wav' } };
       await redis.publish(`${env.REDIS_PREFIX}media:${first.server.app.instanceId}`, JSON.stringify(open));
-      await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the ghost listener in the room');
+      expect(await listenersOnEntry).toBe(1);
       // At its next renewal the room's instance finds the sender's lease gone.
-      await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 0, 20_000, 'the ghost listener gone');
+      await waitUntil(() => room.stats().listeners === 0, 20_000, 'the ghost listener gone');
     } finally {
       redis.disconnect();
       mic.close();
