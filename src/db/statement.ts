@@ -1,8 +1,9 @@
 // The hottest reads, written as SQL once instead of built by knex's query builder on every request.
 // Outside a transaction they go straight to a connection, without knex's builder and runner, which cost
 // a light request about a sixth of its CPU (GET /v1/account: the builder compiling the same SQL again,
-// the runner's connection and response bookkeeping): on PostgreSQL as named prepared statements of a
-// pooled connection, on PGlite to its shared connection. In a transaction they run through knex as raw SQL.
+// the runner's connection and response bookkeeping): on PostgreSQL as named prepared statements sent by
+// the statements' worker thread (./pgStatementsThread.ts), on PGlite to its shared connection. In a
+// transaction they run through knex as raw SQL.
 import type { Knex } from 'knex';
 import { prepared, statementName } from './prepared.js';
 
