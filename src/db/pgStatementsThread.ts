@@ -1,30 +1,26 @@
-// The main thread's handle on the worker that sends PostgreSQL's hot statements outside transactions (./pgStatementsWorker.ts).
+// The main thread's handle on the worker that sends PostgreSQL's hot statements outside transactions
+// (./pgStatementsWorker.ts).
 import type { Worker } from 'node:worker_threads';
 import type { NamedStatement } from './statement.js';
 import type { PgStatementResult, PgStatementsRequest, PgStatementsResponse, PgStatementsWorkerData } from './pgStatementsProtocol.js';
 import { deserializeError } from './threadErrors.js';
 import { finishRows, serializeParam } from './types.js';
-import { startWorker } from './workerEntry.js';
-
-interface Pending {
-  resolve(result: PgStatementResult): void;
-  reject(error: Error): void;
-}
+import { startWorker, WorkerRequests } from './workerThread.js';
 
 export class PgStatementsThread {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private readonly requests: WorkerRequests<PgStatementResult>;
   private closing: Promise<void> | undefined;
   /** Set once the thread has ended: closed, or lost (an exhausted heap, a crash). */
   private ended = false;
 
   constructor(data: PgStatementsWorkerData) {
     this.worker = startWorker(import.meta.url, 'pgStatementsWorker', { workerData: data });
-    this.worker.unref();
+    this.requests = new WorkerRequests(this.worker);
+    this.requests.updateRef();
     this.worker.on('message', (message: PgStatementsResponse) => this.settle(message));
     this.worker.on('error', (error) => this.end(error));
-    this.worker.on('exit', (code) => this.end(new Error(`the worker thread of PostgreSQL's reads stopped (exit code ${code})`)));
+    this.worker.on('exit', (code) => this.end(new Error(`the worker thread of PostgreSQL's statements stopped (exit code ${code})`)));
   }
 
   /** Whether statements can be sent: the thread runs and is not closing. */
@@ -34,18 +30,9 @@ export class PgStatementsThread {
 
   /** A named statement, run by the worker on a connection of its pool (never in a transaction). */
   run(statement: NamedStatement, values: readonly unknown[]): Promise<PgStatementResult> {
-    const id = this.nextId++;
-    const answer = new Promise<PgStatementResult>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     // Dates as this thread's wall clock, as pg on this thread would send them: the worker has its own TZ.
-    const request: PgStatementsRequest = { type: 'run', id, name: statement.name, text: statement.text, values: values.map(serializeParam) };
-    try {
-      this.worker.postMessage(request); // throws DataCloneError for a value that cannot cross
-    } catch (error) {
-      this.pending.delete(id);
-      throw error;
-    }
-    if (this.pending.size === 1) this.worker.ref();
-    return answer;
+    const wireValues = values.map(serializeParam);
+    return this.requests.send((id): PgStatementsRequest => ({ type: 'run', id, name: statement.name, text: statement.text, values: wireValues }));
   }
 
   /** Ends the worker's pool and the thread; once, whoever asks. */
@@ -56,32 +43,28 @@ export class PgStatementsThread {
 
   private async closeWorker(): Promise<void> {
     const exited = new Promise((resolve) => this.worker.once('exit', resolve));
-    this.worker.ref();
+    this.requests.hold();
+    // Its answer is the thread's end.
     this.worker.postMessage({ type: 'close', id: 0 } satisfies PgStatementsRequest);
     await exited;
   }
 
   private settle(message: PgStatementsResponse): void {
-    const pending = this.pending.get(message.id);
-    if (!pending) return;
-    this.pending.delete(message.id);
-    // The worker keeps the process alive only while a statement waits for it, as a socket would.
-    if (this.pending.size === 0 && !this.closing) this.worker.unref();
-    if (message.type === 'error') pending.reject(deserializeError(message.error));
+    if (message.type === 'error') this.requests.fail(message.id, deserializeError(message.error));
     else if (message.type === 'result') {
       if (message.unfinished) finishRows(message.unfinished, message.result.rows);
-      pending.resolve(message.result);
+      this.requests.answer(message.id, message.result);
     }
   }
 
   private end(cause: Error): void {
     if (this.ended) return;
     this.ended = true;
-    const error = Object.assign(new Error(`PostgreSQL's reads were cut off: ${cause.message}`), {
-      code: '08006', // connection_failure: src/db/errors.ts answers 503
-      cause,
-    });
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
+    this.requests.failAll(
+      Object.assign(new Error(`PostgreSQL's statements were cut off: ${cause.message}`), {
+        code: '08006', // connection_failure: src/db/errors.ts answers 503
+        cause,
+      }),
+    );
   }
 }

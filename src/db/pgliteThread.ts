@@ -7,7 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import type { PgliteRequest, PgliteResponse, PgliteResults, PgliteWorkerData } from './pgliteProtocol.js';
 import { deserializeError } from './threadErrors.js';
 import { finishRows, serializeParam } from './types.js';
-import { startWorker } from './workerEntry.js';
+import { startWorker, WorkerRequests } from './workerThread.js';
 
 export interface PgliteThreadOptions {
   /**
@@ -15,11 +15,6 @@ export interface PgliteThreadOptions {
    * heap): every statement from then on fails with `connection_failure` (08006), so requests get 503.
    */
   onLost?: (error: Error) => void;
-}
-
-interface Pending {
-  resolve(value: PgliteResponse): void;
-  reject(error: Error): void;
 }
 
 const require = createRequire(import.meta.url);
@@ -39,8 +34,7 @@ export class PgliteThread {
   /** Resolves once PGlite has opened its data in the worker; rejects when it could not. */
   readonly waitReady: Promise<void>;
   private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private readonly requests: WorkerRequests<PgliteResponse>;
   private closing: Promise<void> | undefined;
   private stopped: Error | undefined;
 
@@ -51,15 +45,17 @@ export class PgliteThread {
 
   private constructor(data: PgliteWorkerData, private readonly options: PgliteThreadOptions) {
     this.worker = startWorker(import.meta.url, 'pgliteWorker', { workerData: data, transferList: data.loadDataDir ? [data.loadDataDir] : [] });
+    this.requests = new WorkerRequests(this.worker);
     let started = false;
     this.waitReady = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (message: PgliteResponse) => {
         if (message.type === 'ready') {
           started = true;
-          this.updateRef();
+          this.requests.updateRef();
           resolve();
         } else if (message.type === 'failed') reject(deserializeError(message.error));
-        else this.settle(message);
+        else if (message.type === 'error') this.requests.fail(message.id, deserializeError(message.error));
+        else this.requests.answer(message.id, message);
       });
       this.worker.on('error', (error) => {
         reject(error); // no effect once started
@@ -98,6 +94,7 @@ export class PgliteThread {
       return; // never opened: the worker has ended already
     }
     const exited = new Promise((resolve) => this.worker.once('exit', resolve));
+    this.requests.hold();
     await this.request((id) => ({ type: 'close', id }));
     await exited;
   }
@@ -105,31 +102,7 @@ export class PgliteThread {
   private async request(build: (id: number) => PgliteRequest): Promise<PgliteResponse> {
     await this.waitReady;
     if (this.stopped) throw this.stopped;
-    const id = this.nextId++;
-    const answer = new Promise<PgliteResponse>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    try {
-      this.worker.postMessage(build(id)); // throws DataCloneError for a parameter that cannot cross
-    } catch (error) {
-      this.pending.delete(id);
-      throw error;
-    }
-    this.updateRef();
-    return answer;
-  }
-
-  private settle(message: Exclude<PgliteResponse, { type: 'ready' | 'failed' }>): void {
-    const pending = this.pending.get(message.id);
-    if (!pending) return;
-    this.pending.delete(message.id);
-    this.updateRef();
-    if (message.type === 'error') pending.reject(deserializeError(message.error));
-    else pending.resolve(message);
-  }
-
-  /** The worker keeps the process alive only while a statement is waiting for it, like a socket would. */
-  private updateRef(): void {
-    if (this.pending.size > 0 || this.closing) this.worker.ref();
-    else this.worker.unref();
+    return this.requests.send(build);
   }
 
   private stop(cause: Error, started: boolean): void {
@@ -140,8 +113,7 @@ export class PgliteThread {
       cause,
     });
     this.stopped = error;
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
+    this.requests.failAll(error);
     if (!expected && started) this.options.onLost?.(error);
   }
 }

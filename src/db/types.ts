@@ -90,41 +90,37 @@ export const pgTypes = pgTypesWith(parsers);
 export const pgWorkerTypes = pgTypesWith(workerParsers);
 
 const LOCAL_TIMESTAMP_ARRAY = 1115;
-
 const BYTEA = 17;
 const BYTEA_ARRAY = 1001;
 
+const readLocalTimestamp = (value: unknown): unknown =>
+  typeof value === 'string' ? parsers[OID.timestamp](value) : Array.isArray(value) ? value.map(readLocalTimestamp) : value;
+const asBuffer = (value: unknown): unknown =>
+  value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Array.isArray(value) ? value.map(asBuffer) : value;
+
 /**
- * Whether a worker's result has columns the main thread must finish (finishRows): a `timestamp` left as
- * text, or bytea, which crosses the thread boundary as a Uint8Array and is a Buffer on this side.
+ * What the main thread finishes of a worker's answer, by column type: a `timestamp` the worker left as
+ * text is read in this thread's time zone; bytea, which crosses the thread boundary as a Uint8Array, is
+ * a Buffer again.
  */
-export const needsFinishing = (fields: ReadonlyArray<{ dataTypeID: number }>): boolean =>
-  fields.some(({ dataTypeID }) => [OID.timestamp, LOCAL_TIMESTAMP_ARRAY, BYTEA, BYTEA_ARRAY].includes(dataTypeID));
+const FINISH: Record<number, (value: unknown) => unknown> = {
+  [OID.timestamp]: readLocalTimestamp,
+  [LOCAL_TIMESTAMP_ARRAY]: readLocalTimestamp,
+  [BYTEA]: asBuffer,
+  [BYTEA_ARRAY]: asBuffer,
+};
 
-/** What a worker left for the main thread (needsFinishing), done in place: timestamps read, bytes as Buffers. */
+/** Whether a worker's result has columns the main thread must finish (finishRows). */
+export const needsFinishing = (fields: ReadonlyArray<{ dataTypeID: number }>): boolean => fields.some(({ dataTypeID }) => dataTypeID in FINISH);
+
+/** Finishes, in place, what a worker left for the main thread (rows as objects, or as arrays). */
 export function finishRows(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
-  parseLocalTimestamps(fields, rows);
-  const asBuffer = (value: unknown): unknown =>
-    value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Array.isArray(value) ? value.map(asBuffer) : value;
   fields.forEach((field, index) => {
-    if (field.dataTypeID !== BYTEA && field.dataTypeID !== BYTEA_ARRAY) return;
+    const finish = FINISH[field.dataTypeID];
+    if (!finish) return;
     for (const row of rows as Array<Record<string | number, unknown>>) {
       const key = Array.isArray(row) ? index : field.name;
-      row[key] = asBuffer(row[key]);
-    }
-  });
-}
-
-/** Parses, in place, the `timestamp` columns a worker left as text (rows as objects, or as arrays). */
-function parseLocalTimestamps(fields: ReadonlyArray<{ name: string; dataTypeID: number }>, rows: unknown[]): void {
-  const parse = parsers[OID.timestamp];
-  const parseAny = (value: unknown): unknown =>
-    typeof value === 'string' ? parse(value) : Array.isArray(value) ? value.map(parseAny) : value;
-  fields.forEach((field, index) => {
-    if (field.dataTypeID !== OID.timestamp && field.dataTypeID !== LOCAL_TIMESTAMP_ARRAY) return;
-    for (const row of rows as Array<Record<string | number, unknown>>) {
-      const key = Array.isArray(row) ? index : field.name;
-      row[key] = parseAny(row[key]);
+      row[key] = finish(row[key]);
     }
   });
 }
