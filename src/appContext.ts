@@ -10,6 +10,7 @@ import type { FailedAttempts } from './ratelimit/failedAttempts.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
 import type { LiveStreamGroups } from './http/liveStreamGroups.js';
+import type { PresentedMessages } from './sessions/presentedMessages.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -42,6 +43,8 @@ export interface AppContext {
   revocations: RevocationBus;
   /** API keys recently looked up, forgotten when their revocation is announced. */
   principals: PrincipalCache;
+  /** Chat messages as this process presented them (JSON text), answered again while they are in a page. */
+  presentedMessages: PresentedMessages;
   /** The event streams open in this process, per holder (API key, chat session). */
   eventStreams: ConnectionSlots;
   /** Live event streams that show the same events, each group one listener of the bus. */

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { PostgresRevocationBus } from './auth/postgresRevocationBus.js';
 import { PrincipalCache } from './auth/principalCache.js';
+import { PresentedMessages } from './sessions/presentedMessages.js';
 import { LocalRevocationBus, type RevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
 import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
@@ -146,6 +147,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       instanceId: running.id,
       revocations,
       principals: new PrincipalCache(revocations, config.credentialCache),
+      presentedMessages: new PresentedMessages(),
       eventStreams: new ConnectionSlots(),
       // Metrics are read through `app`: they are made below.
       liveStreams: new LiveStreamGroups(events, (event, stream, members) => deliverToGroup(app.metrics, event, stream, members)),

@@ -1,7 +1,8 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { customerAudioPath, listMessages } from '../../src/sessions/messages.js';
+import { listMessages } from '../../src/sessions/messagePages.js';
+import { customerAudioPath } from '../../src/sessions/messages.js';
 
 export default defineHandler<'listChatMessages'>(async ({ app, query, chat }) => ({
   status: 200,
-  body: await listMessages(app.db, { sessionId: chat.session.id }, query.after ?? 0, query.limit ?? 100, customerAudioPath),
+  body: await listMessages(app.db, app.presentedMessages, { sessionId: chat.session.id }, query.after ?? 0, query.limit ?? 100, customerAudioPath),
 }));

@@ -7,8 +7,6 @@ import { baseLanguage, detectLanguage } from '../translation/language.js';
 import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
 import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
 import type { AppContext } from '../appContext.js';
-import { statement } from '../db/statement.js';
-import { errors } from '../errors.js';
 import {
   assertOpen,
   DEFAULT_CUSTOMER_NAME,
@@ -17,9 +15,11 @@ import {
   sessionEvent,
   type SessionRow,
 } from './sessions.js';
+import type { AudioPathFor } from './presentedMessages.js';
 
 export type Sender = 'agent' | 'customer';
 
+/** A stored message. Never updated, only erased: ./messagePages.ts answers pages with messages presented before. */
 export interface MessageRow {
   id: number;
   session_id: string;
@@ -56,8 +56,6 @@ export interface MessageOut {
   created_at: string;
 }
 
-/** Where a voice message's recording is played back: each side through its own authenticated path. */
-export type AudioPathFor = (message: Pick<MessageRow, 'id' | 'session_id'>) => string;
 export const agentAudioPath: AudioPathFor = (m) => `/v1/sessions/${m.session_id}/messages/${m.id}/audio`;
 export const customerAudioPath: AudioPathFor = (m) => `/chat/public/${m.session_id}/messages/${m.id}/audio`;
 
@@ -299,62 +297,6 @@ async function storeAnnounced(
   });
   await emit(announce(row));
   return row;
-}
-
-export interface MessagePage {
-  messages: MessageOut[];
-  cursor: number;
-}
-
-/** Which session's messages: any session the chat key opened, or one the payer owns (404 when it does not). */
-export type MessageSource = { sessionId: string; owner?: Payer };
-
-/** A message of a page with its recording's duration (null for a text message); all null when the session has none. */
-type PageRow = { [Column in keyof MessageRow]: MessageRow[Column] | null } & { voice_duration_seconds: number | null };
-
-/**
- * A page of messages in one statement: the session row (owned by the payer, when one is given) joined
- * with its messages (the page, at most `limit`) and their recordings' durations. No row: no such
- * session; one row without a message: a session without messages (in this page).
- */
-function pageStatement(owned: boolean, after: boolean) {
-  return statement<PageRow>(
-    `SELECT m.*, v.duration_seconds AS voice_duration_seconds
-       FROM sessions s
-       LEFT JOIN LATERAL (
-         SELECT * FROM messages WHERE session_id = s.id ${after ? 'AND id > ? ORDER BY id' : 'ORDER BY id DESC'} LIMIT ?
-       ) m ON true
-       LEFT JOIN voice_recordings v ON v.message_id = m.id
-      WHERE s.id = ?${owned ? ' AND s.org_id = ? AND s.mode = ?' : ''}
-      ORDER BY m.id`,
-  );
-}
-const pages = {
-  chat: { latest: pageStatement(false, false), after: pageStatement(false, true) },
-  owned: { latest: pageStatement(true, false), after: pageStatement(true, true) },
-};
-
-/**
- * Messages after `after`, oldest first; with `after` 0, the latest `limit` messages. The cursor is the
- * last id returned, or `after` when nothing is new, so polling with it never skips or repeats.
- */
-export async function listMessages(
-  db: Knex,
-  source: MessageSource,
-  after: number,
-  limit: number,
-  audioPath: AudioPathFor,
-): Promise<MessagePage> {
-  const { sessionId, owner } = source;
-  const page = (owner ? pages.owned : pages.chat)[after > 0 ? 'after' : 'latest'];
-  const rows = await page.rows(db, [...(after > 0 ? [after] : []), limit, sessionId, ...(owner ? [owner.orgId, owner.mode] : [])]);
-  if (!rows.length && owner) throw errors.notFound('session');
-  const messages: MessageOut[] = [];
-  for (const { voice_duration_seconds: duration, ...row } of rows) {
-    if (row.id === null) continue;
-    messages.push(presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath));
-  }
-  return { messages, cursor: messages.length ? messages[messages.length - 1].id : after };
 }
 
 async function voiceInfo(db: Knex, rows: MessageRow[]): Promise<Map<number, VoiceInfo>> {

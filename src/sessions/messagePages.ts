@@ -1,0 +1,100 @@
+// A page of a session's messages, as both list operations answer it: the agent's (API key) and the
+// customer's (chat key), each with its own audio paths.
+//
+// A stored message never changes: it is only ever erased (retention, the session's deletion). So what a
+// message presents as is kept, as JSON text, per view and id, and a page first asks the database only
+// which messages it holds (their ids, read from the index); when this process has presented all of them
+// before, the answer is written from what it kept, without reading, presenting or serialising the rows
+// again. Otherwise the page's rows are read, presented and kept. The ids come from the statement that
+// also checks the session is the caller's, so kept text is only answered to someone who may read it,
+// and a message erased meanwhile is not among them, so it is never answered again (its text ages out).
+import type { Knex } from 'knex';
+import type { Payer } from '../auth/principal.js';
+import { statement } from '../db/statement.js';
+import { errors } from '../errors.js';
+import { JsonText } from '../jsonText.js';
+import { presentMessage, type MessageOut, type MessageRow } from './messages.js';
+import type { AudioPathFor, PresentedMessages } from './presentedMessages.js';
+
+export interface MessagePage {
+  messages: MessageOut[];
+  cursor: number;
+}
+
+/** Which session's messages: any session the chat key opened, or one the payer owns (404 when it does not). */
+export type MessageSource = { sessionId: string; owner?: Payer };
+
+/** A message of a page with its recording's duration (null for a text message); all null when the session has none. */
+type PageRow = { [Column in keyof MessageRow]: MessageRow[Column] | null } & { voice_duration_seconds: number | null };
+
+/** The page's messages: at most `limit`, after `after` (oldest first) or the latest (newest first). */
+const pageMessages = (after: boolean) =>
+  `SELECT * FROM messages WHERE session_id = s.id ${after ? 'AND id > ? ORDER BY id' : 'ORDER BY id DESC'} LIMIT ?`;
+const sessionCondition = (owned: boolean) => `s.id = ?${owned ? ' AND s.org_id = ? AND s.mode = ?' : ''}`;
+
+/**
+ * Both statements of a page take the same values: [after,] limit, session id[, org id, mode]. No row:
+ * no such session (or not the payer's).
+ */
+function pageStatements(owned: boolean, after: boolean) {
+  return {
+    /** One row: the ids of the page's messages, in the page statement's order. */
+    ids: statement<{ ids: number[] }>(
+      `SELECT ARRAY(${pageMessages(after).replace('SELECT *', 'SELECT id')}) AS ids FROM sessions s WHERE ${sessionCondition(owned)}`,
+    ),
+    /** The session joined with its page's messages and their recordings' durations; one row without a message when there are none. */
+    rows: statement<PageRow>(
+      `SELECT m.*, v.duration_seconds AS voice_duration_seconds
+         FROM sessions s
+         LEFT JOIN LATERAL (${pageMessages(after)}) m ON true
+         LEFT JOIN voice_recordings v ON v.message_id = m.id
+        WHERE ${sessionCondition(owned)}
+        ORDER BY m.id`,
+    ),
+  };
+}
+const pages = {
+  chat: { latest: pageStatements(false, false), after: pageStatements(false, true) },
+  owned: { latest: pageStatements(true, false), after: pageStatements(true, true) },
+};
+
+/**
+ * Messages after `after`, oldest first; with `after` 0, the latest `limit` messages. The cursor is the
+ * last id returned, or `after` when nothing is new, so polling with it never skips or repeats.
+ */
+export async function listMessages(
+  db: Knex,
+  presented: PresentedMessages,
+  source: MessageSource,
+  after: number,
+  limit: number,
+  audioPath: AudioPathFor,
+): Promise<JsonText<MessagePage>> {
+  const { sessionId, owner } = source;
+  const page = (owner ? pages.owned : pages.chat)[after > 0 ? 'after' : 'latest'];
+  const values = [...(after > 0 ? [after] : []), limit, sessionId, ...(owner ? [owner.orgId, owner.mode] : [])];
+  const kept = presented.view(audioPath);
+
+  const [held] = await page.ids.rows(db, values);
+  if (!held && owner) throw errors.notFound('session');
+  const ids = held ? (after > 0 ? held.ids : held.ids.reverse()) : [];
+  const texts = ids.map((id) => kept.get(id));
+  if (texts.every((text) => text !== undefined)) return pageText(texts as string[], ids.at(-1) ?? after);
+
+  // Some are new to this view: the rows are the answer, even if the page has changed since its ids were read.
+  const rows = await page.rows.rows(db, values);
+  if (!rows.length && owner) throw errors.notFound('session');
+  const presentedTexts: string[] = [];
+  let cursor = after;
+  for (const { voice_duration_seconds: duration, ...row } of rows) {
+    if (row.id === null) continue;
+    const text = JSON.stringify(presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath));
+    kept.set(row.id, text);
+    presentedTexts.push(text);
+    cursor = row.id;
+  }
+  return pageText(presentedTexts, cursor);
+}
+
+const pageText = (messages: string[], cursor: number) =>
+  new JsonText<MessagePage>(`{"messages":[${messages.join(',')}],"cursor":${cursor}}`);

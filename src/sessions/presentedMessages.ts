@@ -1,0 +1,23 @@
+// Chat messages as this process presented them, as JSON text, per view and message id: what a page of
+// messages answers again while the page still holds them (./messagePages.ts).
+import { LRUCache } from 'lru-cache';
+
+/** Where a voice message's recording is played back: each side through its own authenticated path. */
+export type AudioPathFor = (message: { id: number; session_id: string }) => string;
+
+/** At most this many characters of presented messages are kept per view (about 8 MiB of text). */
+export const KEPT_CHARACTERS_PER_VIEW = 8 * 1024 * 1024;
+
+/** One cache per view: a message presents with the audio paths of the side that reads it. */
+export class PresentedMessages {
+  private readonly views = new Map<AudioPathFor, LRUCache<number, string>>();
+
+  view(audioPath: AudioPathFor): LRUCache<number, string> {
+    let kept = this.views.get(audioPath);
+    if (!kept) {
+      kept = new LRUCache<number, string>({ maxSize: KEPT_CHARACTERS_PER_VIEW, sizeCalculation: (text) => text.length });
+      this.views.set(audioPath, kept);
+    }
+    return kept;
+  }
+}
