@@ -4,9 +4,10 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import { queueDeliveries } from '../webhooks/deliveries.js';
+import { deliveriesQueueSql, deliveriesQueueValues, queueDeliveries } from '../webhooks/deliveries.js';
 import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
 import { prepared } from '../db/prepared.js';
+import { statement, type Statement } from '../db/statement.js';
 
 interface EventRow {
   seq: number;
@@ -64,8 +65,13 @@ function readyToStore(event: NewEvent, app: string | null): ReadyEvent {
   return { event, payload, payloadJson: JSON.stringify(payload) };
 }
 
-const queuedFor = (db: Knex, { event, payload }: ReadyEvent, onlyIf?: string) =>
-  queueDeliveries(db, { id: payload.id, type: event.type, orgId: event.orgId, mode: event.mode, createdAt: payload.created_at }, onlyIf);
+const queuedEvent = ({ event, payload }: ReadyEvent) => ({
+  id: payload.id,
+  type: event.type,
+  orgId: event.orgId,
+  mode: event.mode,
+  createdAt: payload.created_at,
+});
 
 function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDeliveries: number): BusEvent {
   const busEvent: BusEvent = {
@@ -100,19 +106,51 @@ async function recordEvent(db: Knex, event: NewEvent, app: string | null): Promi
   const ready = readyToStore(event, app);
   // One statement stores the event and queues its webhook deliveries: both commit, or neither.
   const [row]: Array<{ seq: number; webhook_deliveries: number }> = await prepared(db('events'))
-    .with('queued', queuedFor(db, ready))
+    .with('queued', queueDeliveries(db, queuedEvent(ready)))
     .insert(eventRow(ready) as never)
     .returning(['seq', db.raw('(select count(*) from queued)::int as webhook_deliveries')] as never);
   return recorded(ready, row.seq, row.webhook_deliveries);
 }
 
+/** SQL with `?` placeholders, and its values in order. */
+export interface SqlPart {
+  sql: string;
+  values: readonly unknown[];
+}
+
 /**
  * An INSERT ... RETURNING * that stores one row or none, and the WITH clauses it reads from (`name AS
  * (...)`, comma-separated): PostgreSQL allows data-modifying WITH clauses only at the top of a statement.
+ * Their SQL takes a bounded number of shapes: each shape's statement is written once.
  */
 export interface AnnouncedInsert {
-  with: Knex.Raw;
-  insert: Knex.Raw;
+  with: SqlPart;
+  insert: SqlPart;
+}
+
+type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
+const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
+
+/** The statement that stores the change, its event and the event's webhook deliveries, per shape of the change. */
+function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
+  const shape = `${change.with.sql}\0${change.insert.sql}`;
+  let written = announcingStatements.get(shape);
+  if (!written) {
+    written = statement<AnnouncedRow>(
+      `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
+       queued AS (${deliveriesQueueSql('exists (select 1 from stored)')}),
+       announced AS (
+         INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
+         SELECT ?, ?, ?, ?, ?, ?, stored.id, ?, jsonb_set(CAST(? AS jsonb), '{data,id}', to_jsonb(stored.id))
+           FROM stored
+         RETURNING seq
+       )
+       SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
+         FROM stored, announced`,
+    );
+    announcingStatements.set(shape, written);
+  }
+  return written;
 }
 
 /**
@@ -130,28 +168,13 @@ export async function insertAnnounced<Row extends { id: number }>(
 ): Promise<{ row: Row; event: BusEvent } | undefined> {
   const ready = readyToStore(announce({ ...prospective, id: 0 } as Row), app);
   const { payload } = ready;
-  const { rows } = await prepared(
-    db.raw<{ rows: Array<Row & { event_seq: number; webhook_deliveries: number }> }>(
-      `WITH :with, stored AS (:insert),
-       queued AS (:queued),
-       announced AS (
-         INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
-         SELECT :id, :org_id, :mode, :type, :session_id, :call_id, stored.id, :app_id,
-                jsonb_set(CAST(:payload AS jsonb), '{data,id}', to_jsonb(stored.id))
-           FROM stored
-         RETURNING seq
-       )
-       SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
-         FROM stored, announced`,
-      {
-        with: change.with,
-        insert: change.insert,
-        queued: queuedFor(db, ready, 'exists (select 1 from stored)'),
-        ...eventRow(ready),
-      },
-    ),
-  );
-  const [stored] = rows;
+  const event = eventRow(ready);
+  const [stored] = await announcing(change).rows(db, [
+    ...change.with.values,
+    ...change.insert.values,
+    ...deliveriesQueueValues(queuedEvent(ready)),
+    ...[event.id, event.org_id, event.mode, event.type, event.session_id, event.call_id, event.app_id, event.payload],
+  ]);
   if (!stored) return undefined;
   const { event_seq: seq, webhook_deliveries: deliveries, ...row } = stored;
   const announced = { ...ready, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };

@@ -231,36 +231,36 @@ export async function storeMessage(
  * The INSERT of a message that first locks its session (a customer's also marks it seen) and stores
  * nothing when the session was closed meanwhile: returns the stored row, or no row.
  */
-function insertMessage(db: Knex, message: Omit<MessageRow, 'id'>): AnnouncedInsert {
+function insertMessage(message: Omit<MessageRow, 'id'>): AnnouncedInsert {
   const lockOpenSession =
     message.sender === 'customer'
       ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id`
       : `SELECT id FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
   return {
-    with: db.raw(`open AS (${lockOpenSession})`, [message.session_id]),
-    insert: db.raw(
-      `INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
-       SELECT open.id, :sender, :author, :kind, :text, :language, :agentText, :customerText, CAST(:translations AS jsonb), :requestRef, :createdAt FROM open
-       RETURNING *`,
-      {
-        sender: message.sender,
-        author: message.author_name,
-        kind: message.kind,
-        text: message.text,
-        language: message.language,
-        agentText: message.agent_text,
-        customerText: message.customer_text,
-        translations: JSON.stringify(message.translations),
-        requestRef: message.request_ref,
-        createdAt: message.created_at,
-      },
-    ),
+    with: { sql: `open AS (${lockOpenSession})`, values: [message.session_id] },
+    insert: {
+      sql: `INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
+            SELECT open.id, ?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), ?, ? FROM open
+            RETURNING *`,
+      values: [
+        message.sender,
+        message.author_name,
+        message.kind,
+        message.text,
+        message.language,
+        message.agent_text,
+        message.customer_text,
+        JSON.stringify(message.translations),
+        message.request_ref,
+        message.created_at,
+      ],
+    },
   };
 }
 
 /** The message and its event in one statement; 409 when the session was closed meanwhile. */
 async function insertOpenAnnounced(db: Knex, app: string | null, prospective: Omit<MessageRow, 'id'>, announce: (row: MessageRow) => NewEvent) {
-  const stored = await insertAnnounced(db, app, insertMessage(db, prospective), announce, prospective);
+  const stored = await insertAnnounced(db, app, insertMessage(prospective), announce, prospective);
   if (!stored) throw sessionClosed();
   return stored;
 }
@@ -284,10 +284,13 @@ async function storeAnnounced(
     announced(stored.event);
     return stored.row;
   }
-  const message = insertMessage(trx, prospective);
+  const message = insertMessage(prospective);
   const {
     rows: [row],
-  } = await trx.raw<{ rows: MessageRow[] }>('WITH ? ?', [message.with, message.insert]);
+  } = await trx.raw<{ rows: MessageRow[] }>(`WITH ${message.with.sql} ${message.insert.sql}`, [
+    ...message.with.values,
+    ...message.insert.values,
+  ] as Knex.RawBinding[]);
   if (!row) throw sessionClosed();
   await trx('voice_recordings').insert({
     message_id: row.id,

@@ -53,15 +53,26 @@ export interface QueuedEvent {
  * the event is stored at all.
  */
 export function queueDeliveries(db: Knex, event: QueuedEvent, onlyIf = 'true'): Knex.Raw {
-  return db.raw(
-    `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
+  return db.raw(deliveriesQueueSql(onlyIf), deliveriesQueueValues(event));
+}
+
+/** queueDeliveries' SQL, with `?` placeholders for deliveriesQueueValues, for statements written once. */
+export const deliveriesQueueSql = (onlyIf = 'true') =>
+  `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
      select e.id, ?, ?, ?::timestamptz, ?::timestamptz from webhook_endpoints e
       where e.org_id = ? and e.mode = ? and e.disabled_at is null
         and (? = any(e.enabled_events) or '*' = any(e.enabled_events)) and ${onlyIf}
-     returning 1`,
-    [event.id, event.type, event.createdAt, event.createdAt, event.orgId, event.mode, event.type],
-  );
-}
+     returning 1`;
+
+export const deliveriesQueueValues = (event: QueuedEvent): string[] => [
+  event.id,
+  event.type,
+  event.createdAt,
+  event.createdAt,
+  event.orgId,
+  event.mode,
+  event.type,
+];
 
 export async function presentDeliveries(db: Knex, rows: DeliveryRow[]): Promise<DeliveryOut[]> {
   const attempts = rows.length
