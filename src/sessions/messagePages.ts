@@ -14,7 +14,7 @@ import { statement } from '../db/statement.js';
 import { errors } from '../errors.js';
 import { JsonText } from '../jsonText.js';
 import { presentMessage, type MessageOut, type MessageRow } from './messages.js';
-import type { AudioPathFor, PresentedMessages } from './presentedMessages.js';
+import { messageKey, type AudioPathFor, type PresentedMessages } from './presentedMessages.js';
 
 export interface MessagePage {
   messages: MessageOut[];
@@ -78,7 +78,7 @@ export async function listMessages(
   const [held] = await page.ids.rows(db, values);
   if (!held && owner) throw errors.notFound('session');
   const ids = held ? (after > 0 ? held.ids : held.ids.reverse()) : [];
-  const texts = ids.map((id) => kept.get(id));
+  const texts = ids.map((id) => kept.get(messageKey(sessionId, id)));
   if (texts.every((text) => text !== undefined)) return pageText(texts as string[], ids.at(-1) ?? after);
 
   // Some are new to this view: the rows are the answer, even if the page has changed since its ids were read.
@@ -89,7 +89,7 @@ export async function listMessages(
   for (const { voice_duration_seconds: duration, ...row } of rows) {
     if (row.id === null) continue;
     const text = JSON.stringify(presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath));
-    kept.set(row.id, text);
+    kept.set(messageKey(sessionId, row.id), text);
     presentedTexts.push(text);
     cursor = row.id;
   }

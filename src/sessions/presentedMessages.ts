@@ -8,16 +8,22 @@ export type AudioPathFor = (message: { id: number; session_id: string }) => stri
 /** At most this many characters of presented messages are kept per view (about 8 MiB of text). */
 export const KEPT_CHARACTERS_PER_VIEW = 8 * 1024 * 1024;
 
-/** One cache per view: a message presents with the audio paths of the side that reads it. */
+/**
+ * One cache per view (a message presents with the audio paths of the side that reads it), keyed by
+ * `messageKey`: the session is part of the key, so that not even a database restored under a running
+ * server (message ids handed out again) could answer one session's text in another's page.
+ */
 export class PresentedMessages {
-  private readonly views = new Map<AudioPathFor, LRUCache<number, string>>();
+  private readonly views = new Map<AudioPathFor, LRUCache<string, string>>();
 
-  view(audioPath: AudioPathFor): LRUCache<number, string> {
+  view(audioPath: AudioPathFor): LRUCache<string, string> {
     let kept = this.views.get(audioPath);
     if (!kept) {
-      kept = new LRUCache<number, string>({ maxSize: KEPT_CHARACTERS_PER_VIEW, sizeCalculation: (text) => text.length });
+      kept = new LRUCache<string, string>({ maxSize: KEPT_CHARACTERS_PER_VIEW, sizeCalculation: (text) => text.length });
       this.views.set(audioPath, kept);
     }
     return kept;
   }
 }
+
+export const messageKey = (sessionId: string, messageId: number) => `${sessionId}/${messageId}`;

@@ -108,9 +108,9 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
   it('keeps at most its bound of text per side', () => {
     const kept = new PresentedMessages().view(() => '');
     const text = JSON.stringify({ text: 'x'.repeat(1024 * 1024) });
-    for (let id = 1; id <= 20; id++) kept.set(id, text);
+    for (let id = 1; id <= 20; id++) kept.set(`ses_1/${id}`, text);
     expect(kept.calculatedSize).toBeLessThanOrEqual(KEPT_CHARACTERS_PER_VIEW);
-    expect(kept.get(20)).toBe(text);
-    expect(kept.get(1)).toBeUndefined();
+    expect(kept.get('ses_1/20')).toBe(text);
+    expect(kept.get('ses_1/1')).toBeUndefined();
   });
 });
