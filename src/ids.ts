@@ -3,7 +3,7 @@ import { hash, randomFillSync } from 'node:crypto';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 // Random bytes are drawn from the CSPRNG in batches, as crypto.randomUUID does: one call serves about a
-// hundred ids instead of one call per id (a call cost a message post ~20 us, a fifth of its id's event).
+// hundred ids (a call per id cost a message post about 20 us in its profile).
 const randomPool = Buffer.alloc(4096);
 let poolUsed = randomPool.length;
 function randomByte(): number {

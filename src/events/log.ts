@@ -173,7 +173,14 @@ export async function insertAnnounced<Row extends { id: number }>(
     ...change.with.values,
     ...change.insert.values,
     ...deliveriesQueueValues(queuedEvent(ready)),
-    ...[event.id, event.org_id, event.mode, event.type, event.session_id, event.call_id, event.app_id, event.payload],
+    event.id,
+    event.org_id,
+    event.mode,
+    event.type,
+    event.session_id,
+    event.call_id,
+    event.app_id,
+    event.payload,
   ]);
   if (!stored) return undefined;
   const { event_seq: seq, webhook_deliveries: deliveries, ...row } = stored;

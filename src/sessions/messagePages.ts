@@ -27,9 +27,9 @@ export type MessageSource = { sessionId: string; owner?: Payer };
 /** A message of a page with its recording's duration (null for a text message); all null when the session has none. */
 type PageRow = { [Column in keyof MessageRow]: MessageRow[Column] | null } & { voice_duration_seconds: number | null };
 
-/** The page's messages: at most `limit`, after `after` (oldest first) or the latest (newest first). */
-const pageMessages = (after: boolean) =>
-  `SELECT * FROM messages WHERE session_id = s.id ${after ? 'AND id > ? ORDER BY id' : 'ORDER BY id DESC'} LIMIT ?`;
+/** The page's messages (these columns): at most `limit`, after `after` (oldest first) or the latest (newest first). */
+const pageMessages = (columns: string, after: boolean) =>
+  `SELECT ${columns} FROM messages WHERE session_id = s.id ${after ? 'AND id > ? ORDER BY id' : 'ORDER BY id DESC'} LIMIT ?`;
 const sessionCondition = (owned: boolean) => `s.id = ?${owned ? ' AND s.org_id = ? AND s.mode = ?' : ''}`;
 
 /**
@@ -40,13 +40,13 @@ function pageStatements(owned: boolean, after: boolean) {
   return {
     /** One row: the ids of the page's messages, in the page statement's order. */
     ids: statement<{ ids: number[] }>(
-      `SELECT ARRAY(${pageMessages(after).replace('SELECT *', 'SELECT id')}) AS ids FROM sessions s WHERE ${sessionCondition(owned)}`,
+      `SELECT ARRAY(${pageMessages('id', after)}) AS ids FROM sessions s WHERE ${sessionCondition(owned)}`,
     ),
     /** The session joined with its page's messages and their recordings' durations; one row without a message when there are none. */
     rows: statement<PageRow>(
       `SELECT m.*, v.duration_seconds AS voice_duration_seconds
          FROM sessions s
-         LEFT JOIN LATERAL (${pageMessages(after)}) m ON true
+         LEFT JOIN LATERAL (${pageMessages('*', after)}) m ON true
          LEFT JOIN voice_recordings v ON v.message_id = m.id
         WHERE ${sessionCondition(owned)}
         ORDER BY m.id`,
