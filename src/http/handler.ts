@@ -9,7 +9,7 @@ import type { operations } from '../generated/api.js';
 import type { OperationInputs } from '../generated/operationInputs.js';
 import type { EventStream } from '../realtime/eventStream.js';
 import type { SessionRow } from '../sessions/sessions.js';
-import type { JsonText } from '../jsonText.js';
+import type { SerializedJson } from '../serializedJson.js';
 
 export type OperationId = keyof operations & keyof OperationInputs;
 type Op<K extends OperationId> = operations[K];
@@ -87,12 +87,12 @@ export interface BinaryContent {
 type SuccessStatus<K extends OperationId> = Extract<keyof Op<K>['responses'], 200 | 201 | 204>;
 
 /**
- * The answer a documented success response allows: JSON (as a value, or as text already written), no
+ * The answer a documented success response allows: JSON (as a value, or already serialised), no
  * body, bytes, or an event stream (always 200).
  */
 type AnswerTo<S, R> = R extends { content: infer C }
   ? C extends { 'application/json': infer B }
-    ? { status: S; body: B | JsonText<B>; headers?: Record<string, string> }
+    ? { status: S; body: B | SerializedJson<B>; headers?: Record<string, string> }
     : C extends { 'text/event-stream': unknown }
       ? { eventStream: EventStream }
       : { status: S; binary: BinaryContent }

@@ -18,7 +18,7 @@ import { storableInput, storablePath } from './storableInput.js';
 import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
 import { matchTemplate, middlewareChain, pathTemplate, requestSegments, type PathTemplate } from './dispatch.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
-import { JsonText } from '../jsonText.js';
+import { SerializedJson } from '../serializedJson.js';
 
 /**
  * Every operation of the contract, in the order a careful API answers: who are you (401), too many
@@ -132,8 +132,8 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
     };
     const answer = await runIdempotently(app.db, request, async () => {
       const result = await run(requestRefFor(principalKey, idempotencyKey));
-      // What is stored to replay is the value: an answer written as text is not.
-      if (!isJson(result) || result.body instanceof JsonText) throw new Error(`${op.operationId} answers with more than JSON values and cannot be idempotent`);
+      // What is stored to replay is the value: an answer already serialised is not.
+      if (!isJson(result) || result.body instanceof SerializedJson) throw new Error(`${op.operationId} answers with more than JSON values and cannot be idempotent`);
       return result;
     });
     await send(app, req, res, answer.replayed ? { ...answer, headers: { 'Idempotent-Replayed': 'true' } } : answer);
@@ -162,10 +162,10 @@ async function send(app: AppContext, req: Request, res: Response, answer: Answer
   }
   if (answer.headers) res.set(answer.headers);
   if (answer.body === undefined) res.status(answer.status).end();
-  else if (!(answer.body instanceof JsonText)) res.status(answer.status).json(answer.body);
+  else if (!(answer.body instanceof SerializedJson)) res.status(answer.status).json(answer.body);
   // The contract's response validator (tests) checks values handed to res.json.
-  else if (app.config.validateResponses) res.status(answer.status).json(JSON.parse(answer.body.text));
-  else res.status(answer.status).type('json').send(answer.body.text);
+  else if (app.config.validateResponses) res.status(answer.status).json(JSON.parse(answer.body.bytes.toString()));
+  else res.status(answer.status).type('json').send(answer.body.bytes);
 }
 
 /**

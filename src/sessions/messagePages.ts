@@ -2,7 +2,7 @@
 // customer's (chat key), each with its own audio paths.
 //
 // A stored message never changes: it is only ever erased (retention, the session's deletion). So what a
-// message presents as is kept, as JSON text, per view and id, and a page first asks the database only
+// message presents as is kept, serialised, per view and id, and a page first asks the database only
 // which messages it holds (their ids, read from the index); when this process has presented all of them
 // before, the answer is written from what it kept, without reading, presenting or serialising the rows
 // again. Otherwise the page's rows are read, presented and kept. The ids come from the statement that
@@ -12,7 +12,7 @@ import type { Knex } from 'knex';
 import type { Payer } from '../auth/principal.js';
 import { statement } from '../db/statement.js';
 import { errors } from '../errors.js';
-import { JsonText } from '../jsonText.js';
+import { SerializedJson } from '../serializedJson.js';
 import { presentMessage, type MessageOut, type MessageRow } from './messages.js';
 import { messageKey, type AudioPathFor, type PresentedMessages } from './presentedMessages.js';
 
@@ -69,7 +69,7 @@ export async function listMessages(
   after: number,
   limit: number,
   audioPath: AudioPathFor,
-): Promise<JsonText<MessagePage>> {
+): Promise<SerializedJson<MessagePage>> {
   const { sessionId, owner } = source;
   const page = (owner ? pages.owned : pages.chat)[after > 0 ? 'after' : 'latest'];
   const values = [...(after > 0 ? [after] : []), limit, sessionId, ...(owner ? [owner.orgId, owner.mode] : [])];
@@ -78,23 +78,32 @@ export async function listMessages(
   const [held] = await page.ids.rows(db, values);
   if (!held && owner) throw errors.notFound('session');
   const ids = held ? (after > 0 ? held.ids : held.ids.reverse()) : [];
-  const texts = ids.map((id) => kept.get(messageKey(sessionId, id)));
-  if (texts.every((text) => text !== undefined)) return pageText(texts as string[], ids.at(-1) ?? after);
+  const known = ids.map((id) => kept.get(messageKey(sessionId, id)));
+  if (known.every((message) => message !== undefined)) return serializedPage(known as Buffer[], ids.at(-1) ?? after);
 
   // Some are new to this view: the rows are the answer, even if the page has changed since its ids were read.
   const rows = await page.rows.rows(db, values);
   if (!rows.length && owner) throw errors.notFound('session');
-  const presentedTexts: string[] = [];
+  const messages: Buffer[] = [];
   let cursor = after;
   for (const { voice_duration_seconds: duration, ...row } of rows) {
     if (row.id === null) continue;
-    const text = JSON.stringify(presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath));
-    kept.set(messageKey(sessionId, row.id), text);
-    presentedTexts.push(text);
+    const message = presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath);
+    const serialized = Buffer.from(JSON.stringify(message));
+    kept.set(messageKey(sessionId, row.id), serialized);
+    messages.push(serialized);
     cursor = row.id;
   }
-  return pageText(presentedTexts, cursor);
+  return serializedPage(messages, cursor);
 }
 
-const pageText = (messages: string[], cursor: number) =>
-  new JsonText<MessagePage>(`{"messages":[${messages.join(',')}],"cursor":${cursor}}`);
+const PAGE_START = Buffer.from('{"messages":[');
+const COMMA = Buffer.from(',');
+
+/** `{"messages":[...],"cursor":n}` from serialised messages, as JSON.stringify would write the page. */
+function serializedPage(messages: Buffer[], cursor: number): SerializedJson<MessagePage> {
+  const parts: Buffer[] = [PAGE_START];
+  for (const [i, message] of messages.entries()) parts.push(...(i ? [COMMA, message] : [message]));
+  parts.push(Buffer.from(`],"cursor":${cursor}}`));
+  return new SerializedJson<MessagePage>(Buffer.concat(parts));
+}

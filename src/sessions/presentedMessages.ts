@@ -1,12 +1,12 @@
-// Chat messages as this process presented them, as JSON text, per view and message id: what a page of
+// Chat messages as this process presented them, serialised (JSON as UTF-8 bytes), per view and message id: what a page of
 // messages answers again while the page still holds them (./messagePages.ts).
 import { LRUCache } from 'lru-cache';
 
 /** Where a voice message's recording is played back: each side through its own authenticated path. */
 export type AudioPathFor = (message: { id: number; session_id: string }) => string;
 
-/** At most this many characters of presented messages are kept per view (about 8 MiB of text). */
-export const KEPT_CHARACTERS_PER_VIEW = 8 * 1024 * 1024;
+/** At most this many bytes of presented messages are kept per view. */
+export const KEPT_BYTES_PER_VIEW = 8 * 1024 * 1024;
 
 /**
  * One cache per view (a message presents with the audio paths of the side that reads it), keyed by
@@ -14,12 +14,12 @@ export const KEPT_CHARACTERS_PER_VIEW = 8 * 1024 * 1024;
  * server (message ids handed out again) could answer one session's text in another's page.
  */
 export class PresentedMessages {
-  private readonly views = new Map<AudioPathFor, LRUCache<string, string>>();
+  private readonly views = new Map<AudioPathFor, LRUCache<string, Buffer>>();
 
-  view(audioPath: AudioPathFor): LRUCache<string, string> {
+  view(audioPath: AudioPathFor): LRUCache<string, Buffer> {
     let kept = this.views.get(audioPath);
     if (!kept) {
-      kept = new LRUCache<string, string>({ maxSize: KEPT_CHARACTERS_PER_VIEW, sizeCalculation: (text) => text.length });
+      kept = new LRUCache<string, Buffer>({ maxSize: KEPT_BYTES_PER_VIEW, sizeCalculation: (bytes) => bytes.length });
       this.views.set(audioPath, kept);
     }
     return kept;

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEPT_CHARACTERS_PER_VIEW, PresentedMessages } from '../../src/sessions/presentedMessages.js';
+import { KEPT_BYTES_PER_VIEW, PresentedMessages } from '../../src/sessions/presentedMessages.js';
 import { eraseExpiredData } from '../../src/sessions/retention.js';
 import { backendName } from '../support/databases.js';
 import { countQueries } from '../support/queryCounter.js';
@@ -107,9 +107,9 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
 
   it('keeps at most its bound of text per side', () => {
     const kept = new PresentedMessages().view(() => '');
-    const text = JSON.stringify({ text: 'x'.repeat(1024 * 1024) });
+    const text = Buffer.from(JSON.stringify({ text: 'x'.repeat(1024 * 1024) }));
     for (let id = 1; id <= 20; id++) kept.set(`ses_1/${id}`, text);
-    expect(kept.calculatedSize).toBeLessThanOrEqual(KEPT_CHARACTERS_PER_VIEW);
+    expect(kept.calculatedSize).toBeLessThanOrEqual(KEPT_BYTES_PER_VIEW);
     expect(kept.get('ses_1/20')).toBe(text);
     expect(kept.get('ses_1/1')).toBeUndefined();
   });
