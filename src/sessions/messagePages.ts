@@ -89,12 +89,22 @@ export async function listMessages(
   for (const { voice_duration_seconds: duration, ...row } of rows) {
     if (row.id === null) continue;
     const message = presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath);
-    const serialized = Buffer.from(JSON.stringify(message));
+    const serialized = ownBytes(JSON.stringify(message));
     kept.set(messageKey(sessionId, row.id), serialized);
     messages.push(serialized);
     cursor = row.id;
   }
   return serializedPage(messages, cursor);
+}
+
+/**
+ * The text's UTF-8 bytes in a buffer of their own: Buffer.from would cut small ones from a shared 8 KiB
+ * slab, which one kept message would keep alive whole, past the cache's bound.
+ */
+function ownBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
 }
 
 const PAGE_START = Buffer.from('{"messages":[');

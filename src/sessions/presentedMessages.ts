@@ -1,5 +1,5 @@
-// Chat messages as this process presented them, serialised (JSON as UTF-8 bytes), per view and message id: what a page of
-// messages answers again while the page still holds them (./messagePages.ts).
+// Chat messages as this process presented them, serialised (JSON as UTF-8 bytes), per view and message
+// id: what a page of messages answers again while the page still holds them (./messagePages.ts).
 import { LRUCache } from 'lru-cache';
 
 /** Where a voice message's recording is played back: each side through its own authenticated path. */

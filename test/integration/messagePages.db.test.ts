@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEPT_BYTES_PER_VIEW, PresentedMessages } from '../../src/sessions/presentedMessages.js';
+import { agentAudioPath } from '../../src/sessions/messages.js';
+import { KEPT_BYTES_PER_VIEW, messageKey, PresentedMessages } from '../../src/sessions/presentedMessages.js';
 import { eraseExpiredData } from '../../src/sessions/retention.js';
 import { backendName } from '../support/databases.js';
 import { countQueries } from '../support/queryCounter.js';
@@ -65,6 +66,12 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
     const sent = await queries.during(async () => (again = await api('GET', `/v1/sessions/${session.id}/messages`)));
     expect(sent).toHaveLength(1); // the page's ids only
     expect(again!.text).toBe(fromRows.text);
+    // Each kept message has its own memory: none holds a shared slab alive beyond the cache's bound.
+    for (const message of posted) {
+      const kept = t.server.app.presentedMessages.view(agentAudioPath).get(messageKey(session.id, message.id))!;
+      expect(kept.toString()).toBe(JSON.stringify(message));
+      expect(kept.buffer.byteLength).toBe(kept.length);
+    }
     // And after a cursor, with a limit.
     const tail = await api('GET', `/v1/sessions/${session.id}/messages?after=${posted[0].id}&limit=1`);
     expect(JSON.parse(tail.text)).toEqual({ messages: [posted[1]], cursor: posted[1].id });
