@@ -4,9 +4,8 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import { deliveriesQueueSql, deliveriesQueueValues, queueDeliveries } from '../webhooks/deliveries.js';
+import { deliveriesQueueSql, deliveriesQueueValues } from '../webhooks/deliveries.js';
 import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
-import { prepared } from '../db/prepared.js';
 import { statement, type Statement } from '../db/statement.js';
 
 interface EventRow {
@@ -89,26 +88,31 @@ function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDelive
   return busEvent;
 }
 
-/** The event's row in `events`. */
-const eventRow = ({ event, payload, payloadJson }: ReadyEvent) => ({
-  id: payload.id,
-  org_id: event.orgId,
-  mode: event.mode,
-  type: event.type,
-  session_id: event.sessionId ?? null,
-  call_id: event.callId ?? null,
-  message_id: event.messageId ?? null,
-  app_id: payload.app_id ?? null,
-  payload: payloadJson,
-});
+/** The columns of an event's row in `events`, in the order of eventValues, the message last. */
+const EVENT_COLUMNS = 'id, org_id, mode, type, session_id, call_id, app_id, payload, message_id';
+
+/** The event's row but for its message, in the order of EVENT_COLUMNS. */
+const eventValues = ({ event, payload, payloadJson }: ReadyEvent): unknown[] => [
+  payload.id,
+  event.orgId,
+  event.mode,
+  event.type,
+  event.sessionId ?? null,
+  event.callId ?? null,
+  payload.app_id ?? null,
+  payloadJson,
+];
+
+/** One statement stores the event and queues its webhook deliveries: both commit, or neither. */
+const recording = statement<{ seq: number; webhook_deliveries: number }>(
+  `WITH queued AS (${deliveriesQueueSql()})
+   INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+   RETURNING seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries`,
+);
 
 async function recordEvent(db: Knex, event: NewEvent, app: string | null): Promise<BusEvent> {
   const ready = readyToStore(event, app);
-  // One statement stores the event and queues its webhook deliveries: both commit, or neither.
-  const [row]: Array<{ seq: number; webhook_deliveries: number }> = await prepared(db('events'))
-    .with('queued', queueDeliveries(db, queuedEvent(ready)))
-    .insert(eventRow(ready) as never)
-    .returning(['seq', db.raw('(select count(*) from queued)::int as webhook_deliveries')] as never);
+  const [row] = await recording.rows(db, [...deliveriesQueueValues(queuedEvent(ready)), ...eventValues(ready), event.messageId ?? null]);
   return recorded(ready, row.seq, row.webhook_deliveries);
 }
 
@@ -140,8 +144,8 @@ function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
       `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
        queued AS (${deliveriesQueueSql('exists (select 1 from stored)')}),
        announced AS (
-         INSERT INTO events (id, org_id, mode, type, session_id, call_id, message_id, app_id, payload)
-         SELECT ?, ?, ?, ?, ?, ?, stored.id, ?, jsonb_set(CAST(? AS jsonb), '{data,id}', to_jsonb(stored.id))
+         INSERT INTO events (${EVENT_COLUMNS})
+         SELECT ?, ?, ?, ?, ?, ?, ?, jsonb_set(CAST(? AS jsonb), '{data,id}', to_jsonb(stored.id)), stored.id
            FROM stored
          RETURNING seq
        )
@@ -168,19 +172,11 @@ export async function insertAnnounced<Row extends { id: number }>(
 ): Promise<{ row: Row; event: BusEvent } | undefined> {
   const ready = readyToStore(announce({ ...prospective, id: 0 } as Row), app);
   const { payload } = ready;
-  const event = eventRow(ready);
   const [stored] = await announcing(change).rows(db, [
     ...change.with.values,
     ...change.insert.values,
     ...deliveriesQueueValues(queuedEvent(ready)),
-    event.id,
-    event.org_id,
-    event.mode,
-    event.type,
-    event.session_id,
-    event.call_id,
-    event.app_id,
-    event.payload,
+    ...eventValues(ready),
   ]);
   if (!stored) return undefined;
   const { event_seq: seq, webhook_deliveries: deliveries, ...row } = stored;

@@ -113,7 +113,10 @@ const COMMA = Buffer.from(',');
 /** `{"messages":[...],"cursor":n}` from serialised messages, as JSON.stringify would write the page. */
 function serializedPage(messages: Buffer[], cursor: number): SerializedJson<MessagePage> {
   const parts: Buffer[] = [PAGE_START];
-  for (const [i, message] of messages.entries()) parts.push(...(i ? [COMMA, message] : [message]));
+  for (const [i, message] of messages.entries()) {
+    if (i > 0) parts.push(COMMA);
+    parts.push(message);
+  }
   parts.push(Buffer.from(`],"cursor":${cursor}}`));
   return new SerializedJson<MessagePage>(Buffer.concat(parts));
 }

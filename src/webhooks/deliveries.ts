@@ -47,16 +47,11 @@ export interface QueuedEvent {
 
 /**
  * The INSERT that queues an event for every enabled endpoint of its organization and mode that wants
- * its type, due at once, returning a row per delivery. Meant as a WITH clause of the statement that
- * stores the event (src/events/log.ts): an event is never committed without its deliveries, and
- * storing one costs no extra round trip. `onlyIf`, an SQL condition, lets that statement decide whether
- * the event is stored at all.
+ * its type, due at once, returning a row per delivery: SQL with `?` placeholders for
+ * deliveriesQueueValues. Meant as a WITH clause of the statement that stores the event
+ * (src/events/log.ts): an event is never committed without its deliveries, and storing one costs no
+ * extra round trip. `onlyIf`, an SQL condition, lets that statement decide whether the event is stored.
  */
-export function queueDeliveries(db: Knex, event: QueuedEvent, onlyIf = 'true'): Knex.Raw {
-  return db.raw(deliveriesQueueSql(onlyIf), deliveriesQueueValues(event));
-}
-
-/** queueDeliveries' SQL, with `?` placeholders for deliveriesQueueValues, for statements written once. */
 export const deliveriesQueueSql = (onlyIf = 'true') =>
   `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
      select e.id, ?, ?, ?::timestamptz, ?::timestamptz from webhook_endpoints e
