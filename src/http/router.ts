@@ -165,7 +165,18 @@ async function send(app: AppContext, req: Request, res: Response, answer: Answer
   else if (!(answer.body instanceof SerializedJson)) res.status(answer.status).json(answer.body);
   // The contract's response validator (tests) checks values handed to res.json.
   else if (app.config.validateResponses) res.status(answer.status).json(JSON.parse(answer.body.bytes.toString()));
-  else res.status(answer.status).type('json').send(answer.body.bytes);
+  else writeJsonBytes(req, res, answer.status, answer.body.bytes);
+}
+
+/**
+ * Serialised JSON written as it is, with the headers res.json would send: Express's send would look
+ * its type up and check the request's freshness (no ETags here) on every answer, for nothing.
+ */
+function writeJsonBytes(req: Request, res: Response, status: number, bytes: Buffer): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', bytes.length);
+  res.end(req.method === 'HEAD' ? undefined : bytes);
 }
 
 /**

@@ -66,6 +66,10 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
     const sent = await queries.during(async () => (again = await api('GET', `/v1/sessions/${session.id}/messages`)));
     expect(sent).toHaveLength(1); // the page's ids only
     expect(again!.text).toBe(fromRows.text);
+    // HEAD: the headers of the same answer, without its body.
+    const head = await fetch(`${t.url}/v1/sessions/${session.id}/messages`, { method: 'HEAD', headers: { Authorization: `Bearer ${key}` } });
+    expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([200, 'application/json; charset=utf-8', '']);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(fromRows.text)));
     // Each kept message has its own memory: none holds a shared slab alive beyond the cache's bound.
     for (const message of posted) {
       const kept = t.server.app.presentedMessages.view(agentAudioPath).get(messageKey(session.id, message.id))!;
