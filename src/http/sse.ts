@@ -66,7 +66,7 @@ function observeLag(metrics: AppContext['metrics'], event: BusEvent): void {
 export function deliverToGroup(metrics: AppContext['metrics'], event: BusEvent, stream: EventStream, members: ReadonlySet<StreamTarget>): void {
   if (!stream.accept(event)) return;
   const text = frame(event, stream);
-  for (const member of members) streamOutbox.write(member, text);
+  streamOutbox.writeEach(members, text);
   observeLag(metrics, event);
 }
 

@@ -6,6 +6,9 @@
 // when writing the streams takes more than a tenth of the time: MAX_FLUSH_SHARE). Streams
 // that were sent the same texts in the same order (every stream of an organization, under a load of its
 // events) are written the same bytes, joined and encoded once rather than once per stream.
+// A flush of many streams is spread over the interval in batches (FLUSH_BATCH), not written in one burst:
+// a burst of a thousand writes, and the thousand reads it wakes in the clients, took the machine from the
+// requests for tens of milliseconds every interval.
 // A stream whose client has not read what it was sent (its socket is full) is not written more: what it
 // is sent waits here, and it is written at the first flush after its socket drained. Node would keep the
 // bytes itself and write them from the drain, and a thousand clients reading at once would drain a
@@ -34,7 +37,7 @@ const realClock: OutboxClock = {
 };
 
 /** Streams written in one turn of the event loop. */
-const FLUSH_BATCH = 100;
+const FLUSH_BATCH = 50;
 /**
  * The share of the time between two flushes that writing may take: a flush that took longer (many
  * streams, each a socket write) puts the next one off, so under load each stream is written less often,
@@ -79,7 +82,10 @@ export class StreamOutbox {
   private readonly gathered = new Map<StreamTarget, Gathered>();
   /** Streams left out of flushes until their sockets drain. */
   private readonly awaitingDrain = new Set<StreamTarget>();
+  /** A flush is due (queued writes wait for it). */
   private flushScheduled = false;
+  /** A flush is writing its batches. */
+  private flushing = false;
   private lastFlushAt = -Infinity;
   /** Time the writes of the flush under way have taken so far, and of the last finished flush. */
   private flushingMs = 0;
@@ -92,7 +98,22 @@ export class StreamOutbox {
 
   /** Queues `text` for `target`; it is written, in order, at the next flush. */
   write(target: StreamTarget, text: string): void {
-    this.gathered.set(target, (this.gathered.get(target) ?? this.start).then(text));
+    this.writeEach([target], text);
+  }
+
+  /**
+   * Queues `text` for each of `targets` (the members of a group, a thousand for one event): the
+   * targets that stand on the same path (all of them, unless some were sent something else) are
+   * moved along it once, not once each.
+   */
+  writeEach(targets: Iterable<StreamTarget>, text: string): void {
+    let from: Gathered | undefined;
+    let to: Gathered | undefined;
+    for (const target of targets) {
+      const at = this.gathered.get(target) ?? this.start;
+      if (at !== from) to = (from = at).then(text);
+      this.gathered.set(target, to!);
+    }
     this.scheduleFlush();
   }
 
@@ -105,11 +126,20 @@ export class StreamOutbox {
     if (!target.writableEnded && !target.destroyed) target.write(path.bytes());
   }
 
+  /** The time between two flushes: the interval, or longer when the last flush's writes took more than their share. */
+  private currentInterval(): number {
+    return Math.max(this.intervalMs, this.lastFlushMs / MAX_FLUSH_SHARE);
+  }
+
+  /** Flushes what is queued: one interval after the last flush began, or after the one under way ends. */
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    const interval = Math.max(this.intervalMs, this.lastFlushMs / MAX_FLUSH_SHARE);
-    this.clock.later(() => this.flushAll(), Math.max(0, this.lastFlushAt + interval - this.clock.now()));
+    if (!this.flushing) this.flushLater();
+  }
+
+  private flushLater(): void {
+    this.clock.later(() => this.flushAll(), Math.max(0, this.lastFlushAt + this.currentInterval() - this.clock.now()));
   }
 
   /** A flush's write: none to a full socket, which is written at the first flush after it drained. */
@@ -125,20 +155,27 @@ export class StreamOutbox {
 
   private flushAll(): void {
     this.flushScheduled = false;
+    this.flushing = true;
     this.lastFlushAt = this.clock.now();
     this.start = new Gathered(null, '');
     this.flushingMs = 0;
-    this.flushSome([...this.gathered.keys()], 0);
+    const targets = [...this.gathered.keys()];
+    this.flushSome(targets, 0, this.currentInterval() / Math.ceil(targets.length / FLUSH_BATCH));
   }
 
-  /** A thousand writes at once would hold up every other request: they go a batch per turn. */
-  private flushSome(targets: StreamTarget[], from: number): void {
+  /**
+   * A thousand writes at once would hold up every other request, and so would the thousand reads they
+   * wake: the batches are spread over the interval, `paceMs` apart, the last one before the next flush.
+   */
+  private flushSome(targets: StreamTarget[], from: number, paceMs: number): void {
     const began = this.clock.now();
     const to = Math.min(targets.length, from + FLUSH_BATCH);
     for (let i = from; i < to; i++) this.flushUnlessFull(targets[i]!);
     this.flushingMs += this.clock.now() - began;
-    if (to < targets.length) this.clock.later(() => this.flushSome(targets, to), 0);
-    else this.lastFlushMs = this.flushingMs;
+    if (to < targets.length) return this.clock.later(() => this.flushSome(targets, to, paceMs), paceMs);
+    this.flushing = false;
+    this.lastFlushMs = this.flushingMs;
+    if (this.flushScheduled) this.flushLater();
   }
 }
 

@@ -146,38 +146,62 @@ describe('StreamOutbox', () => {
     expect(a.writes).toHaveLength(1);
   });
 
+  it("queues a group's text for each member, in order with what a member was sent alone", () => {
+    const time = testClock();
+    const outbox = new StreamOutbox(50, time.clock);
+    const [a, b, c] = [new Stream(), new Stream(), new Stream()];
+    outbox.writeEach([a, b, c], 'e1\n\n');
+    outbox.write(c, ': heartbeat\n\n');
+    outbox.writeEach(new Set([a, b, c]), 'e2\n\n');
+    time.advanceTo(1_000);
+    expect([a.writes, b.writes, c.writes]).toEqual([['e1\n\ne2\n\n'], ['e1\n\ne2\n\n'], ['e1\n\n: heartbeat\n\ne2\n\n']]);
+    expect(b.buffers[0]).toBe(a.buffers[0]);
+  });
+
   it('puts the next flush off when writing took more than a tenth of the interval, and comes back once it is cheap', () => {
     const time = testClock();
     const outbox = new StreamOutbox(50, time.clock);
-    const streams = Array.from({ length: 150 }, () => {
+    const streams = Array.from({ length: 100 }, () => {
       const stream = new Stream();
       const write = stream.write.bind(stream);
-      stream.write = (bytes) => (time.tick(0.125), write(bytes)); // 18.75 ms to write them all
+      stream.write = (bytes) => (time.tick(0.25), write(bytes)); // 25 ms to write them all
       return stream;
     });
     for (const stream of streams) outbox.write(stream, 'e1\n\n');
-    time.advanceTo(1_000); // both batches run: the second one as soon as it is due
+    // Two batches, half an interval apart: the first at once (12.5 ms), the second 25 ms after it.
+    time.advanceTo(1_000);
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_037.5]);
+    time.advanceTo(1_037.5);
     outbox.write(streams[0]!, 'e2\n\n');
-    expect(time.scheduled.map((s) => s.at)).toEqual([1_187.5]); // 18.75 ms of 187.5: a tenth
-    time.advanceTo(1_187.5);
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_250]); // 25 ms of 250: a tenth
+    time.advanceTo(1_250);
     expect(streams[0]!.writes).toEqual(['e1\n\n', 'e2\n\n']);
-    // That flush wrote one stream (0.125 ms): the interval is 50 ms again.
+    // That flush wrote one stream (0.25 ms): the interval is 50 ms again.
     outbox.write(streams[1]!, 'e3\n\n');
-    expect(time.scheduled.map((s) => s.at)).toEqual([1_237.5]);
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_300]);
   });
 
-  it('writes many streams a batch per turn, so other work runs between batches', () => {
+  it('writes many streams in batches spread over the interval, and starts the next flush only after the last batch', () => {
     const time = testClock();
-    const outbox = new StreamOutbox(50, time.clock);
-    const streams = Array.from({ length: 250 }, () => new Stream());
-    for (const stream of streams) outbox.write(stream, 'e\n\n');
+    const outbox = new StreamOutbox(60, time.clock);
+    const streams = Array.from({ length: 125 }, () => new Stream());
+    for (const stream of streams) outbox.write(stream, 'e1\n\n');
     const written = () => streams.filter((stream) => stream.writes.length).length;
-    time.scheduled.shift()!.flush();
+    time.advanceTo(1_000);
+    expect(written()).toBe(50);
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_020]); // three batches: a third of the interval apart
+    // What comes meanwhile waits for the flush under way to end, even for a stream it has written.
+    outbox.write(streams[0]!, 'e2\n\n');
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_020]);
+    time.advanceTo(1_020);
     expect(written()).toBe(100);
-    time.scheduled.shift()!.flush();
-    expect(written()).toBe(200);
-    time.scheduled.shift()!.flush();
-    expect(written()).toBe(250);
+    expect(streams[0]!.writes).toHaveLength(1);
+    expect(time.scheduled.map((s) => s.at)).toEqual([1_040]);
+    // Late (a loaded machine): the last batch runs after the next flush was due, which then follows it.
+    time.advanceTo(1_070);
+    expect(written()).toBe(125);
+    expect(streams[0]!.writes).toEqual(['e1\n\n', 'e2\n\n']);
+    expect(streams.slice(1).every((stream) => stream.writes.length === 1)).toBe(true);
     expect(time.scheduled).toEqual([]);
   });
 });
