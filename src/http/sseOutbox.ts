@@ -47,38 +47,42 @@ const MAX_FLUSH_SHARE = 0.1;
 
 /**
  * What a stream was sent since its last write: a path of texts in a tree all streams share, so that
- * streams sent the same texts in the same order stand on the same node.
+ * streams sent the same texts in the same order stand on the same node. Each text is kept encoded, as
+ * it was queued (an event's text is encoded once for all the streams it is queued for): a path's bytes
+ * are copied together, not encoded again for each batch of streams that stands on a path of its own.
  */
 class Gathered {
   private readonly next = new Map<string, Gathered>();
-  private encoded: Buffer | undefined;
+  private joined: Buffer | undefined;
 
   constructor(
     private readonly parent: Gathered | null,
-    private readonly text: string,
+    private readonly encoded: Buffer,
   ) {}
 
-  /** This path with `text` after it. */
-  then(text: string): Gathered {
+  /** This path with `text` (its UTF-8 bytes: `encoded`) after it. */
+  then(text: string, encoded: Buffer): Gathered {
     let node = this.next.get(text);
-    if (!node) this.next.set(text, (node = new Gathered(this, text)));
+    if (!node) this.next.set(text, (node = new Gathered(this, encoded)));
     return node;
   }
 
-  /** The texts of the path, joined and encoded (once, however many streams are written them). */
+  /** The bytes of the path's texts, joined (once, however many streams are written them). */
   bytes(): Buffer {
-    if (!this.encoded) {
-      const texts: string[] = [];
-      for (let node: Gathered = this; node.parent; node = node.parent) texts.push(node.text);
-      this.encoded = Buffer.from(texts.reverse().join(''));
+    if (!this.joined) {
+      const parts: Buffer[] = [];
+      for (let node: Gathered = this; node.parent; node = node.parent) parts.push(node.encoded);
+      this.joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts.reverse());
     }
-    return this.encoded;
+    return this.joined;
   }
 }
 
+const pathStart = () => new Gathered(null, Buffer.alloc(0));
+
 export class StreamOutbox {
   /** Where the paths of this interval start; a new one after each flush. */
-  private start = new Gathered(null, '');
+  private start = pathStart();
   private readonly gathered = new Map<StreamTarget, Gathered>();
   /** Streams left out of flushes until their sockets drain. */
   private readonly awaitingDrain = new Set<StreamTarget>();
@@ -107,11 +111,12 @@ export class StreamOutbox {
    * moved along it once, not once each.
    */
   writeEach(targets: Iterable<StreamTarget>, text: string): void {
+    const encoded = Buffer.from(text);
     let from: Gathered | undefined;
     let to: Gathered | undefined;
     for (const target of targets) {
       const at = this.gathered.get(target) ?? this.start;
-      if (at !== from) to = (from = at).then(text);
+      if (at !== from) to = (from = at).then(text, encoded);
       this.gathered.set(target, to!);
     }
     this.scheduleFlush();
@@ -157,7 +162,7 @@ export class StreamOutbox {
     this.flushScheduled = false;
     this.flushing = true;
     this.lastFlushAt = this.clock.now();
-    this.start = new Gathered(null, '');
+    this.start = pathStart();
     this.flushingMs = 0;
     const targets = [...this.gathered.keys()];
     this.flushSome(targets, 0, this.currentInterval() / Math.ceil(targets.length / FLUSH_BATCH));
