@@ -14,7 +14,7 @@ import { statement } from '../db/statement.js';
 import { errors } from '../errors.js';
 import { SerializedJson } from '../serializedJson.js';
 import { presentMessage, type MessageOut, type MessageRow } from './messages.js';
-import { messageKey, type AudioPathFor, type PresentedMessages } from './presentedMessages.js';
+import { messageKey, pageKey, type AudioPathFor, type PresentedMessages, type PresentedView } from './presentedMessages.js';
 
 export interface MessagePage {
   messages: MessageOut[];
@@ -89,23 +89,37 @@ export async function listMessages(
   const [held] = await page.ids.rows(db, values);
   if (!held && owner) throw errors.notFound('session');
   const ids = held ? (after > 0 ? held.ids : held.ids.reverse()) : [];
-  const known = ids.map((id) => kept.get(messageKey(sessionId, id)));
-  if (known.every((message) => message !== undefined)) return serializedPage(known as Buffer[], ids.at(-1) ?? after);
+  const cursor = ids.at(-1) ?? after;
+  // A client polling a page asks the same page again and again: answered as it was while its messages are the same.
+  const key = pageKey(sessionId, after, limit);
+  const answered = kept.pages.get(key);
+  if (answered && answered.cursor === cursor && sameIds(answered.ids, ids)) return new SerializedJson(answered.bytes);
+  const known = ids.map((id) => kept.messages.get(messageKey(sessionId, id)));
+  if (known.every((message) => message !== undefined)) return answer(kept, key, ids, cursor, known as Buffer[]);
 
   // Some are new to this view: the rows are the answer, even if the page has changed since its ids were read.
   const rows = await page.rows.rows(db, values);
   if (!rows.length && owner) throw errors.notFound('session');
   const messages: Buffer[] = [];
-  let cursor = after;
+  const rowIds: number[] = [];
   for (const { voice_duration_seconds: duration, ...row } of rows) {
     if (row.id === null) continue;
     const message = presentMessage(row as MessageRow, duration === null ? undefined : { duration_seconds: duration }, audioPath);
     const serialized = ownBytes(JSON.stringify(message));
-    kept.set(messageKey(sessionId, row.id), serialized);
+    kept.messages.set(messageKey(sessionId, row.id), serialized);
     messages.push(serialized);
-    cursor = row.id;
+    rowIds.push(row.id);
   }
-  return serializedPage(messages, cursor);
+  return answer(kept, key, rowIds, rowIds.at(-1) ?? after, messages);
+}
+
+const sameIds = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((id, i) => id === b[i]);
+
+/** The page of these messages, kept as the view's answer to its key. */
+function answer(kept: PresentedView, key: string, ids: readonly number[], cursor: number, messages: Buffer[]): SerializedJson<MessagePage> {
+  const bytes = pageBytes(messages, cursor);
+  kept.pages.set(key, { ids, cursor, bytes });
+  return new SerializedJson<MessagePage>(bytes);
 }
 
 /**
@@ -119,15 +133,22 @@ function ownBytes(text: string): Buffer {
 }
 
 const PAGE_START = Buffer.from('{"messages":[');
-const COMMA = Buffer.from(',');
+const COMMA = ','.charCodeAt(0);
 
-/** `{"messages":[...],"cursor":n}` from serialised messages, as JSON.stringify would write the page. */
-function serializedPage(messages: Buffer[], cursor: number): SerializedJson<MessagePage> {
-  const parts: Buffer[] = [PAGE_START];
+/**
+ * `{"messages":[...],"cursor":n}` from serialised messages, as JSON.stringify would write the page, in
+ * a buffer of its own (it is kept: see ownBytes).
+ */
+function pageBytes(messages: Buffer[], cursor: number): Buffer {
+  const end = Buffer.from(`],"cursor":${cursor}}`);
+  let length = PAGE_START.length + Math.max(0, messages.length - 1) + end.length;
+  for (const message of messages) length += message.length;
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let at = PAGE_START.copy(bytes, 0);
   for (const [i, message] of messages.entries()) {
-    if (i > 0) parts.push(COMMA);
-    parts.push(message);
+    if (i > 0) bytes[at++] = COMMA;
+    at += message.copy(bytes, at);
   }
-  parts.push(Buffer.from(`],"cursor":${cursor}}`));
-  return new SerializedJson<MessagePage>(Buffer.concat(parts));
+  end.copy(bytes, at);
+  return bytes;
 }

@@ -5,8 +5,21 @@ import { LRUCache } from 'lru-cache';
 /** Where a voice message's recording is played back: each side through its own authenticated path. */
 export type AudioPathFor = (message: { id: number; session_id: string }) => string;
 
-/** At most this many bytes of presented messages are kept per view. */
+/** At most this many bytes of presented messages are kept per view, and as many of pages. */
 export const KEPT_BYTES_PER_VIEW = 8 * 1024 * 1024;
+
+/** A page as it was last answered: which messages it held (in order), its cursor, and its bytes. */
+export interface AnsweredPage {
+  ids: readonly number[];
+  cursor: number;
+  bytes: Buffer;
+}
+
+/** What one view keeps: each message, and the page of a session it answered last, keyed by `pageKey`. */
+export interface PresentedView {
+  messages: LRUCache<string, Buffer>;
+  pages: LRUCache<string, AnsweredPage>;
+}
 
 /**
  * One cache per view (a message presents with the audio paths of the side that reads it), keyed by
@@ -14,12 +27,15 @@ export const KEPT_BYTES_PER_VIEW = 8 * 1024 * 1024;
  * server (message ids handed out again) could answer one session's text in another's page.
  */
 export class PresentedMessages {
-  private readonly views = new Map<AudioPathFor, LRUCache<string, Buffer>>();
+  private readonly views = new Map<AudioPathFor, PresentedView>();
 
-  view(audioPath: AudioPathFor): LRUCache<string, Buffer> {
+  view(audioPath: AudioPathFor): PresentedView {
     let kept = this.views.get(audioPath);
     if (!kept) {
-      kept = new LRUCache<string, Buffer>({ maxSize: KEPT_BYTES_PER_VIEW, sizeCalculation: (bytes) => bytes.length });
+      kept = {
+        messages: new LRUCache<string, Buffer>({ maxSize: KEPT_BYTES_PER_VIEW, sizeCalculation: (bytes) => bytes.length }),
+        pages: new LRUCache<string, AnsweredPage>({ maxSize: KEPT_BYTES_PER_VIEW, sizeCalculation: (page) => page.bytes.length }),
+      };
       this.views.set(audioPath, kept);
     }
     return kept;
@@ -27,3 +43,5 @@ export class PresentedMessages {
 }
 
 export const messageKey = (sessionId: string, messageId: number) => `${sessionId}/${messageId}`;
+/** A session's page as a client polls it: the same `after` and `limit` each time. */
+export const pageKey = (sessionId: string, after: number, limit: number) => `${sessionId}/${after}/${limit}`;

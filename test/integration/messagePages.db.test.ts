@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentAudioPath } from '../../src/sessions/messages.js';
-import { KEPT_BYTES_PER_VIEW, messageKey, PresentedMessages } from '../../src/sessions/presentedMessages.js';
+import { KEPT_BYTES_PER_VIEW, messageKey, pageKey, PresentedMessages } from '../../src/sessions/presentedMessages.js';
 import { eraseExpiredData } from '../../src/sessions/retention.js';
 import { backendName } from '../support/databases.js';
 import { countQueries } from '../support/queryCounter.js';
@@ -72,15 +72,22 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(fromRows.text)));
     // Each kept message has its own memory: none holds a shared slab alive beyond the cache's bound.
     for (const message of posted) {
-      const kept = t.server.app.presentedMessages.view(agentAudioPath).get(messageKey(session.id, message.id))!;
+      const kept = t.server.app.presentedMessages.view(agentAudioPath).messages.get(messageKey(session.id, message.id))!;
       expect(kept.toString()).toBe(JSON.stringify(message));
       expect(kept.buffer.byteLength).toBe(kept.length);
     }
+    // The page is kept as answered, in memory of its own, and answered again only while its messages are the same.
+    const page = t.server.app.presentedMessages.view(agentAudioPath).pages.get(pageKey(session.id, 0, 100))!;
+    expect(page.bytes.toString()).toBe(fromRows.text);
+    expect(page.bytes.buffer.byteLength).toBe(page.bytes.length);
+    const newer = JSON.parse((await api('POST', `/v1/sessions/${session.id}/messages`, { sender: 'agent', text: 'It ships today.' })).text);
+    const withNewer = await api('GET', `/v1/sessions/${session.id}/messages`);
+    expect(withNewer.text).toBe(JSON.stringify({ messages: [...posted, newer], cursor: newer.id }));
     // And after a cursor, with a limit.
     const tail = await api('GET', `/v1/sessions/${session.id}/messages?after=${posted[0].id}&limit=1`);
     expect(JSON.parse(tail.text)).toEqual({ messages: [posted[1]], cursor: posted[1].id });
-    const nothingNew = await api('GET', `/v1/sessions/${session.id}/messages?after=${posted[2].id}`);
-    expect(JSON.parse(nothingNew.text)).toEqual({ messages: [], cursor: posted[2].id });
+    const nothingNew = await api('GET', `/v1/sessions/${session.id}/messages?after=${newer.id}`);
+    expect(JSON.parse(nothingNew.text)).toEqual({ messages: [], cursor: newer.id });
   });
 
   it("keeps each side's view apart: the customer's audio paths are the chat's", async () => {
@@ -116,12 +123,15 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
     expect(stranger.text).not.toContain('Where is my order?');
   });
 
-  it('keeps at most its bound of text per side', () => {
-    const kept = new PresentedMessages().view(() => '');
+  it('keeps at most its bound of text per side, of messages and of pages', () => {
+    const { messages, pages } = new PresentedMessages().view(() => '');
     const text = Buffer.from(JSON.stringify({ text: 'x'.repeat(1024 * 1024) }));
-    for (let id = 1; id <= 20; id++) kept.set(`ses_1/${id}`, text);
-    expect(kept.calculatedSize).toBeLessThanOrEqual(KEPT_BYTES_PER_VIEW);
-    expect(kept.get('ses_1/20')).toBe(text);
-    expect(kept.get('ses_1/1')).toBeUndefined();
+    for (let id = 1; id <= 20; id++) messages.set(`ses_1/${id}`, text);
+    expect(messages.calculatedSize).toBeLessThanOrEqual(KEPT_BYTES_PER_VIEW);
+    expect(messages.get('ses_1/20')).toBe(text);
+    expect(messages.get('ses_1/1')).toBeUndefined();
+    for (let after = 1; after <= 20; after++) pages.set(`ses_1/${after}/1`, { ids: [after + 1], cursor: after + 1, bytes: text });
+    expect(pages.calculatedSize).toBeLessThanOrEqual(KEPT_BYTES_PER_VIEW);
+    expect(pages.get('ses_1/1/1')).toBeUndefined();
   });
 });
