@@ -89,13 +89,12 @@ export async function listMessages(
   const [held] = await page.ids.rows(db, values);
   if (!held && owner) throw errors.notFound('session');
   const ids = held ? (after > 0 ? held.ids : held.ids.reverse()) : [];
-  const cursor = ids.at(-1) ?? after;
   // A client polling a page asks the same page again and again: answered as it was while its messages are the same.
   const key = pageKey(sessionId, after, limit);
   const answered = kept.pages.get(key);
-  if (answered && answered.cursor === cursor && sameIds(answered.ids, ids)) return new SerializedJson(answered.bytes);
+  if (answered && sameIds(answered.ids, ids)) return new SerializedJson(answered.bytes);
   const known = ids.map((id) => kept.messages.get(messageKey(sessionId, id)));
-  if (known.every((message) => message !== undefined)) return answer(kept, key, ids, cursor, known as Buffer[]);
+  if (known.every((message) => message !== undefined)) return answer(kept, key, ids, after, known as Buffer[]);
 
   // Some are new to this view: the rows are the answer, even if the page has changed since its ids were read.
   const rows = await page.rows.rows(db, values);
@@ -110,15 +109,15 @@ export async function listMessages(
     messages.push(serialized);
     rowIds.push(row.id);
   }
-  return answer(kept, key, rowIds, rowIds.at(-1) ?? after, messages);
+  return answer(kept, key, rowIds, after, messages);
 }
 
 const sameIds = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((id, i) => id === b[i]);
 
-/** The page of these messages, kept as the view's answer to its key. */
-function answer(kept: PresentedView, key: string, ids: readonly number[], cursor: number, messages: Buffer[]): SerializedJson<MessagePage> {
-  const bytes = pageBytes(messages, cursor);
-  kept.pages.set(key, { ids, cursor, bytes });
+/** The page of these messages (`ids`, after `after`), kept as the view's answer to its key. */
+function answer(kept: PresentedView, key: string, ids: readonly number[], after: number, messages: Buffer[]): SerializedJson<MessagePage> {
+  const bytes = pageBytes(messages, ids.at(-1) ?? after);
+  kept.pages.set(key, { ids, bytes });
   return new SerializedJson<MessagePage>(bytes);
 }
 

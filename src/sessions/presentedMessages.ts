@@ -8,10 +8,9 @@ export type AudioPathFor = (message: { id: number; session_id: string }) => stri
 /** At most this many bytes of presented messages are kept per view, and as many of pages. */
 export const KEPT_BYTES_PER_VIEW = 8 * 1024 * 1024;
 
-/** A page as it was last answered: which messages it held (in order), its cursor, and its bytes. */
+/** A page as it was last answered: which messages it held (in order; they and its key's `after` make its cursor), and its bytes. */
 export interface AnsweredPage {
   ids: readonly number[];
-  cursor: number;
   bytes: Buffer;
 }
 

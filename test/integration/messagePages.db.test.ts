@@ -130,7 +130,7 @@ describe(`pages of messages from what was presented before (${backendName})`, ()
     expect(messages.calculatedSize).toBeLessThanOrEqual(KEPT_BYTES_PER_VIEW);
     expect(messages.get('ses_1/20')).toBe(text);
     expect(messages.get('ses_1/1')).toBeUndefined();
-    for (let after = 1; after <= 20; after++) pages.set(`ses_1/${after}/1`, { ids: [after + 1], cursor: after + 1, bytes: text });
+    for (let after = 1; after <= 20; after++) pages.set(`ses_1/${after}/1`, { ids: [after + 1], bytes: text });
     expect(pages.calculatedSize).toBeLessThanOrEqual(KEPT_BYTES_PER_VIEW);
     expect(pages.get('ses_1/1/1')).toBeUndefined();
   });
