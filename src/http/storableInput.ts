@@ -1,8 +1,10 @@
-// What the contract cannot say about a request: every string in it can be stored, and its structures
-// end. PostgreSQL refuses NUL in text and jsonb, and an unpaired surrogate becomes an invalid jsonb
-// escape (or is silently replaced in text); code that walks a structure recursively overflows its stack
-// on a body nested thousands deep. So one walk over the path, query and body refuses them all with a
-// 422 naming each place, before any handler or service sees the request.
+// What the contract cannot say about a request: every string in it can be stored, every number is
+// finite, and its structures end. PostgreSQL refuses NUL in text and jsonb, and an unpaired surrogate
+// becomes an invalid jsonb escape (or is silently replaced in text); a query parameter such as
+// `limit=1e309` is read as Infinity, which the validator's bounds let through; code that walks a
+// structure recursively overflows its stack on a body nested thousands deep. So one walk over the path,
+// query and body refuses them all with a 422 naming each place, before any handler or service sees
+// the request.
 import type { RequestHandler } from 'express';
 import { errors, type ValidationIssue } from '../errors.js';
 import { contract } from './contract.js';
@@ -28,7 +30,8 @@ function problemOf(text: string): Omit<ValidationIssue, 'loc'> | undefined {
 type Task = { loc: Location; value: unknown } | { loc: Location; name: string };
 
 /**
- * Every string (values and object keys) that cannot be stored, and every structure nested too deep, in
+ * Every string (values and object keys) that cannot be stored, every number that is not finite, and
+ * every structure nested too deep, in
  * one pass over the parts given. Iterative, so no input can overflow the stack; each value is visited once.
  */
 export function unstorableParts(parts: Array<[string, unknown]>): ValidationIssue[] {
@@ -46,6 +49,10 @@ export function unstorableParts(parts: Array<[string, unknown]>): ValidationIssu
     if (typeof value === 'string') {
       const problem = problemOf(value);
       if (problem) issues.push({ loc, ...problem });
+      continue;
+    }
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      issues.push({ loc, msg: 'must be a finite number', type: 'type' });
       continue;
     }
     if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) continue;

@@ -55,6 +55,12 @@ describe(`hostile and malformed input (${backendName})`, () => {
     ]);
     expect((await issuesOf(await send('/v1/sessions/ses_%00')))[0]).toMatchObject({ loc: ['path', 'session_id'], type: 'nul_character' });
     expect((await issuesOf(await send('/v1/sessions?external_id=a%00')))[0]).toMatchObject({ loc: ['query', 'external_id'], type: 'nul_character' });
+    // A number the query spells past double range reads as Infinity: refused, not handed to a service.
+    for (const query of ['limit=1e309', 'limit=-1e309', 'after=1e309']) {
+      const res = await send(`/v1/sessions/${session.id}/messages?${query}`);
+      expect(res.status).toBe(422);
+      expect((await res.json()).detail).toEqual([{ loc: ['query', query.split('=')[0]], msg: 'must be a finite number', type: 'type' }]);
+    }
     const publicCall = await fetch(`${t.url}/calls/public/call_%00`, { headers: { 'X-Call-Key': 'ck_x' } });
     expect((await issuesOf(publicCall))[0]).toMatchObject({ loc: ['path', 'call_id'], type: 'nul_character' });
     expect(await sessionCount()).toBe(before);
