@@ -6,13 +6,13 @@
 import type { EventBus } from '../events/bus.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../realtime/eventStream.js';
-import type { StreamTarget } from './sseOutbox.js';
+import type { OutboxStream } from './sseOutbox.js';
 
 /** What a group does with an event its streams may see: queue it for each member. */
-export type GroupDelivery = (event: BusEvent, stream: EventStream, members: ReadonlySet<StreamTarget>) => void;
+export type GroupDelivery = (event: BusEvent, stream: EventStream, members: ReadonlySet<OutboxStream>) => void;
 
 interface Group {
-  members: Set<StreamTarget>;
+  members: Set<OutboxStream>;
   stopListening(): void;
 }
 
@@ -41,19 +41,19 @@ export class LiveStreamGroups {
     return stream.endAfter === undefined;
   }
 
-  /** Adds `target` (a live stream showing `stream`) to its group; returns how it leaves. */
-  join(stream: EventStream, target: StreamTarget): () => void {
+  /** Adds `member` (a live stream showing `stream`) to its group; returns how it leaves. */
+  join(stream: EventStream, member: OutboxStream): () => void {
     const key = groupKey(stream);
     let group = this.groups.get(key);
     if (!group) {
-      const members = new Set<StreamTarget>();
+      const members = new Set<OutboxStream>();
       const stopListening = this.events.subscribeTo(stream.scope, (event) => this.deliver(event, stream, members));
       this.groups.set(key, (group = { members, stopListening }));
     }
     const joined = group;
-    joined.members.add(target);
+    joined.members.add(member);
     return () => {
-      if (!joined.members.delete(target) || joined.members.size) return;
+      if (!joined.members.delete(member) || joined.members.size) return;
       joined.stopListening();
       if (this.groups.get(key) === joined) this.groups.delete(key);
     };

@@ -10,7 +10,7 @@ import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../realtime/eventStream.js';
 import { LiveStreamGroups } from './liveStreamGroups.js';
-import { streamOutbox, type StreamTarget } from './sseOutbox.js';
+import { streamOutbox, type OutboxStream } from './sseOutbox.js';
 
 const BACKLOG_PAGE = 500;
 
@@ -62,8 +62,18 @@ function observeLag(metrics: AppContext['metrics'], event: BusEvent): void {
   metrics.eventDeliveryLag.observe((Date.now() - Date.parse(event.payload.created_at)) / 1000);
 }
 
+/**
+ * A stream's place in the outbox, once its headers are sent. A chunked body (HTTP/1.1) whose response
+ * holds its socket is written to the socket, in chunks the outbox frames once for every stream sent the
+ * same bytes; otherwise (HTTP/1.0, a socket not yet assigned) the response frames what it is written.
+ */
+function outboxStreamOf(res: Response): OutboxStream {
+  const { socket } = res;
+  return res.chunkedEncoding && socket ? streamOutbox.open(socket, true) : streamOutbox.open(res);
+}
+
 /** How a group of live streams is written an event: framed once, queued for each member. */
-export function deliverToGroup(metrics: AppContext['metrics'], event: BusEvent, stream: EventStream, members: ReadonlySet<StreamTarget>): void {
+export function deliverToGroup(metrics: AppContext['metrics'], event: BusEvent, stream: EventStream, members: ReadonlySet<OutboxStream>): void {
   if (!stream.accept(event)) return;
   const text = frame(event, stream);
   streamOutbox.writeEach(members, text);
@@ -89,6 +99,8 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   let live = false;
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
+  /** Where the stream is written, once its headers are sent. */
+  let out: OutboxStream | undefined;
 
   /**
    * Queues the event if the stream shows it; answers whether the stream ends after it. `fresh`: heard
@@ -99,7 +111,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   const deliver = (event: BusEvent, fresh: boolean): boolean | Promise<boolean> => {
     if (closed) return false;
     if (stream.accept(event)) {
-      streamOutbox.write(res, frame(event, stream));
+      streamOutbox.write(out!, frame(event, stream));
       if (fresh) observeLag(deps.metrics, event);
     }
     return stream.endAfter?.(event) ?? false;
@@ -141,7 +153,7 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   };
   function end() {
     if (!letGo()) return;
-    streamOutbox.flush(res);
+    if (out) streamOutbox.close(out);
     res.end();
   }
   // The client leaving (its socket closing, or failing) ends the stream, as do shutdown and revocation.
@@ -170,9 +182,10 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   }
   if (closed) return;
 
-  res.writeHead(200, STREAM_HEADERS);
-  streamOutbox.write(res, ': connected\n\n');
-  heartbeat = setInterval(() => streamOutbox.write(res, ': heartbeat\n\n'), stream.heartbeatMs);
+  res.writeHead(200, STREAM_HEADERS).flushHeaders();
+  const opened = (out = outboxStreamOf(res));
+  streamOutbox.write(opened, ': connected\n\n');
+  heartbeat = setInterval(() => streamOutbox.write(opened, ': heartbeat\n\n'), stream.heartbeatMs);
 
   // A resumed stream reads what it missed from the log. A new one starts at the latest event: whatever
   // commits after that is published after its commit, so after this stream subscribed, and comes live.
@@ -193,6 +206,6 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   // Caught up, in this turn: what is published from now on reaches the stream through its group.
   if (!closed && LiveStreamGroups.groupable(stream)) {
     stopListening();
-    stopListening = deps.liveStreams.join(stream, res);
+    stopListening = deps.liveStreams.join(stream, opened);
   }
 }

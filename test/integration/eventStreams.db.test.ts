@@ -1,5 +1,6 @@
-// Event streams as held connections: HEAD answers at once, each holder has a limit, and revoking an
-// API key ends every stream opened with it.
+// Event streams as held connections: HEAD answers at once, each holder has a limit, revoking an API key
+// ends every stream opened with it, and the bytes on the wire are a well-formed HTTP/1.1 or HTTP/1.0 body.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRevocationBus } from '../../src/auth/revocation.js';
 import { backendName } from '../support/databases.js';
@@ -127,5 +128,69 @@ describe(`event streams as held connections (${backendName})`, () => {
     // Only the kept stream still watches for a revocation.
     expect((t.server.app.revocations as LocalRevocationBus).watcherCount()).toBe(1);
     await closeAll(keptOrg);
+  });
+
+  /** A stream read off a raw socket: what the server sent, byte for byte. */
+  function rawStream(version: '1.0' | '1.1', apiKey: string) {
+    const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
+    let received = Buffer.alloc(0);
+    socket.on('data', (bytes) => (received = Buffer.concat([received, bytes])));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`GET /v1/events HTTP/${version}\r\nHost: test\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
+    const split = () => {
+      const at = received.indexOf('\r\n\r\n');
+      return at === -1 ? null : { head: received.subarray(0, at).toString('latin1'), body: received.subarray(at + 4) };
+    };
+    return { socket, closed, split };
+  }
+
+  /** A chunked body's data, and whether its last chunk came; throws on anything that is not a chunk. */
+  function dechunk(body: Buffer): { data: string; complete: boolean; after: number } {
+    const parts: Buffer[] = [];
+    for (let at = 0; ; ) {
+      const lineEnd = body.indexOf('\r\n', at);
+      if (lineEnd === -1) return { data: Buffer.concat(parts).toString(), complete: false, after: 0 };
+      const size = body.subarray(at, lineEnd).toString('latin1');
+      if (!/^[0-9a-f]+$/.test(size)) throw new Error(`not a chunk size: ${JSON.stringify(size)}`);
+      const length = parseInt(size, 16);
+      const end = lineEnd + 2 + length;
+      if (body.length < end + 2) return { data: Buffer.concat(parts).toString(), complete: false, after: 0 };
+      if (body.subarray(end, end + 2).toString('latin1') !== '\r\n') throw new Error('a chunk does not end with CRLF');
+      if (length === 0) return { data: Buffer.concat(parts).toString(), complete: true, after: body.length - end - 2 };
+      parts.push(body.subarray(lineEnd + 2, end));
+      at = end + 2;
+    }
+  }
+
+  it('writes a stream over HTTP/1.1 as a chunked body that ends with its last chunk, and over HTTP/1.0 as the body until the connection closes', async () => {
+    const writer = await t.createKey(orgId, 'test');
+    const { id } = await createSession(writer.key);
+    const readers = [await t.createKey(orgId, 'test'), await t.createKey(orgId, 'test')];
+    const [chunked, plain] = [rawStream('1.1', readers[0]!.key), rawStream('1.0', readers[1]!.key)];
+    const chunkedData = () => dechunk(chunked.split()?.body ?? Buffer.alloc(0)).data;
+    const plainData = () => plain.split()?.body.toString() ?? '';
+    await waitUntil(() => chunkedData().includes(': connected') && plainData().includes(': connected'), 10_000, 'both streams to connect');
+    // Several events, some in one write, and a text with characters of more than one byte.
+    for (const text of ['first', 'zweite Nachricht: Größe', 'third']) await post(`/v1/sessions/${id}/messages`, writer.key, { sender: 'agent', text });
+    await waitUntil(() => [chunkedData(), plainData()].every((data) => data.includes('"third"')), 10_000, 'the events');
+
+    for (const reader of readers) expect((await fetch(`${t.url}/admin/keys/${reader.id}`, { method: 'DELETE', headers: bearer(TEST_ADMIN_TOKEN) })).status).toBe(204);
+    await waitUntil(() => dechunk(chunked.split()!.body).complete, 10_000, 'the last chunk');
+    await plain.closed;
+
+    const chunkedHead = chunked.split()!.head;
+    expect(chunkedHead).toMatch(/^HTTP\/1\.1 200 /);
+    expect(chunkedHead).toMatch(/\r\ntransfer-encoding: chunked(\r\n|$)/i);
+    const { data, after } = dechunk(chunked.split()!.body);
+    expect(after).toBe(0); // nothing after the last chunk
+    const plainHead = plain.split()!.head;
+    expect(plainHead).toMatch(/^HTTP\/1\.1 200 /);
+    expect(plainHead).not.toMatch(/transfer-encoding/i);
+    for (const body of [data, plain.split()!.body.toString()]) {
+      const texts = [...body.matchAll(/^data: (.*)$/gm)].map((line) => JSON.parse(line[1]!).data?.text).filter(Boolean);
+      expect(texts).toEqual(['first', 'zweite Nachricht: Größe', 'third']);
+      expect(body.startsWith(': connected\n\n')).toBe(true);
+    }
+    chunked.socket.destroy();
   });
 });

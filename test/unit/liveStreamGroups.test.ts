@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalEventBus } from '../../src/events/bus.js';
 import type { BusEvent } from '../../src/events/types.js';
 import { LiveStreamGroups } from '../../src/http/liveStreamGroups.js';
-import type { StreamTarget } from '../../src/http/sseOutbox.js';
+import type { OutboxStream } from '../../src/http/sseOutbox.js';
 import type { EventStream } from '../../src/realtime/eventStream.js';
 
 const event = (id: string, orgId = 'org_a'): BusEvent => ({
@@ -13,7 +13,7 @@ const event = (id: string, orgId = 'org_a'): BusEvent => ({
   callId: null,
   seq: null,
 });
-const target = () => ({}) as StreamTarget;
+const target = () => ({}) as OutboxStream;
 const everything = () => true;
 const asStored = (e: BusEvent) => e.payload;
 const stream = (overrides: Partial<EventStream> = {}): EventStream => ({
