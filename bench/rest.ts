@@ -1,5 +1,5 @@
 // npm run bench:rest [-- --db pglite|postgres|both] [--reps 3] [--seconds 10] [--warmup 3]
-//                       [--connections 16] [--threads 2] [--streams 1000] [--rows account,message-post] [--quick]
+//                       [--connections 16] [--threads 2] [--streams 1000] [--pause 40] [--rows account,message-post] [--quick]
 //
 // The REST path under load (issue 13): wrk against the project's server, spawned as `npm start` runs it,
 // and in the same run, back to back for every repetition of every row, against a bare Express 5
@@ -36,6 +36,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '16' },
     threads: { type: 'string', default: '2' },
     streams: { type: 'string', default: '1000' },
+    pause: { type: 'string', default: '40' },
     rows: { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
@@ -46,6 +47,7 @@ const WARMUP = positiveInteger('warmup', flags.warmup, flags.quick ? 1 : 3);
 const CONNECTIONS = positiveInteger('connections', flags.connections, 16);
 const THREADS = positiveInteger('threads', flags.threads, 2);
 const STREAMS = positiveInteger('streams', flags.streams, 1000);
+const PAUSE_MS = positiveInteger('pause', flags.pause, 40);
 const BACKENDS = backends(flags.db);
 
 interface Row {
@@ -91,6 +93,16 @@ const ROWS: Row[] = [
     request: (seed) => ({ ...postMessage(seed), spreadPaths: seed.spreadSessionIds.map((id) => `/v1/sessions/${id}/messages`) }),
   },
   { id: 'message-post-streams', label: `POST .../messages, ${STREAMS.toLocaleString('en-US')} streams open`, request: postMessage, streams: STREAMS },
+  // A steady load below what the machine can take: each client pauses after each answer. Here a post's
+  // time shows whether its answer waits for the fan-out; at full load (the rows above) the fan-out's
+  // own work, on the same cores, takes the place of posts.
+  { id: 'message-post-steady', label: `same, each client pausing ${PAUSE_MS} ms`, request: (s) => ({ ...postMessage(s), pauseMs: PAUSE_MS }) },
+  {
+    id: 'message-post-steady-streams',
+    label: `same, pausing, ${STREAMS.toLocaleString('en-US')} streams open`,
+    request: (s) => ({ ...postMessage(s), pauseMs: PAUSE_MS }),
+    streams: STREAMS,
+  },
   {
     id: 'message-list',
     label: 'GET /v1/sessions/{id}/messages (20)',

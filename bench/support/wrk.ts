@@ -19,6 +19,8 @@ export interface WrkRequest {
   idempotencyKeyPrefix?: string;
   /** Send each request to the next of these paths instead of `path` (round robin, the threads offset). */
   spreadPaths?: string[];
+  /** Each connection waits this long after an answer before its next request (wrk's delay()). */
+  pauseMs?: number;
 }
 
 export interface WrkResult {
@@ -64,6 +66,7 @@ export function wrkScript(request: WrkRequest): string {
     if (keyed) lines.push(`  wrk.headers["Idempotency-Key"] = ${luaString(request.idempotencyKeyPrefix!)} .. thread_number .. "-" .. sent`);
     lines.push(spread ? '  return wrk.format(nil, paths[(thread_number * 7 + sent) % #paths + 1])' : '  return wrk.format()', 'end');
   }
+  if (request.pauseMs !== undefined) lines.push(`function delay() return ${request.pauseMs} end`);
   lines.push(
     'function done(summary, latency, requests)',
     '  local e = summary.errors',
