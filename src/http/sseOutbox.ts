@@ -131,9 +131,14 @@ export class OutboxStream {
 
   /** Writes what was taken; the bytes written. */
   writeTaken(): number {
-    let written = 0;
-    if (!this.target.writableEnded && !this.target.destroyed) for (const bytes of this.taken) written += (this.target.write(bytes), bytes.length);
+    const { target, taken } = this;
     this.taken = [];
+    if (target.writableEnded || target.destroyed) return 0;
+    let written = 0;
+    for (const bytes of taken) {
+      target.write(bytes);
+      written += bytes.length;
+    }
     return written;
   }
 }
