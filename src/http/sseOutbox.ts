@@ -146,7 +146,7 @@ export class OutboxStream {
 export class StreamOutbox {
   /** Where the paths of this interval start; a new one at each flush. */
   private start = pathStart();
-  /** Streams sent something since the last flush began (each at most once, unless written on demand meanwhile). */
+  /** Streams sent something since the last flush began, or drained since (one listed twice finds nothing the second time). */
   private waiting: OutboxStream[] = [];
   /** A flush is due (queued writes wait for it). */
   private flushScheduled = false;
