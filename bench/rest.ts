@@ -68,6 +68,8 @@ const postMessage = (seed: Seed): WrkRequest => ({
   body: JSON.stringify(MESSAGE_BODY),
 });
 
+const postPausing = (seed: Seed): WrkRequest => ({ ...postMessage(seed), pauseMs: PAUSE_MS });
+
 const ROWS: Row[] = [
   { id: 'healthz', label: 'GET /healthz', request: () => ({ method: 'GET', path: '/healthz', headers: {} }) },
   { id: 'account', label: 'GET /v1/account', request: (s) => ({ method: 'GET', path: '/v1/account', headers: auth(s) }) },
@@ -96,13 +98,8 @@ const ROWS: Row[] = [
   // A steady load below what the machine can take: each client pauses after each answer. Here a post's
   // time shows whether its answer waits for the fan-out; at full load (the rows above) the fan-out's
   // own work, on the same cores, takes the place of posts.
-  { id: 'message-post-steady', label: `same, each client pausing ${PAUSE_MS} ms`, request: (s) => ({ ...postMessage(s), pauseMs: PAUSE_MS }) },
-  {
-    id: 'message-post-steady-streams',
-    label: `same, pausing, ${STREAMS.toLocaleString('en-US')} streams open`,
-    request: (s) => ({ ...postMessage(s), pauseMs: PAUSE_MS }),
-    streams: STREAMS,
-  },
+  { id: 'message-post-steady', label: `same, each client pausing ${PAUSE_MS} ms`, request: postPausing },
+  { id: 'message-post-steady-streams', label: `same, pausing, ${STREAMS.toLocaleString('en-US')} streams open`, request: postPausing, streams: STREAMS },
   {
     id: 'message-list',
     label: 'GET /v1/sessions/{id}/messages (20)',

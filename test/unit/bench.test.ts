@@ -1,6 +1,6 @@
 // The pure parts of the benchmarks (bench/support): wrk's scripts and summaries, medians and spreads,
 // the goals of issue 13 and the printed tables. The wrk script is also run through the real wrk.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -16,7 +16,7 @@ import { median, spread } from '../../bench/support/stats.js';
 import { parseStat } from '../../bench/support/cpuTime.js';
 import { readFileSync } from 'node:fs';
 import { table, withSpread } from '../../bench/support/format.js';
-import { luaString, parseWrkOutput, runWrk, wrkAvailable, wrkScript, type WrkResult } from '../../bench/support/wrk.js';
+import { luaString, parseWrkOutput, runWrk, wrkAvailable, wrkScript, type WrkRequest, type WrkResult } from '../../bench/support/wrk.js';
 
 // wrk is not a prerequisite of npm test: without it the one test that runs it is skipped.
 const HAS_WRK = await wrkAvailable();
@@ -85,91 +85,84 @@ describe('wrk', () => {
   it.skipIf(!HAS_WRK)('spreads requests over the given paths through the real wrk, each path in turn', async () => {
     const paths = ['/v1/sessions/a/messages', '/v1/sessions/b/messages', '/v1/sessions/c/messages'];
     const hits = new Map<string, number>();
-    const server = http.createServer((req, res) => {
-      hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
-      req.resume();
-      res.end('x');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-test-'));
-    try {
-      const scriptFile = path.join(dir, 'spread.lua');
-      await writeFile(scriptFile, wrkScript({ method: 'POST', path: '/unused', headers: {}, body: '{}', spreadPaths: paths }));
-      const { port } = server.address() as AddressInfo;
-      const result = await runWrk({ baseUrl: `http://127.0.0.1:${port}`, scriptFile, connections: 4, threads: 2, seconds: 1 });
-      expect(result.requests).toBeGreaterThan(30);
-      expect([...hits.keys()].sort()).toEqual(paths);
-      // Taken in turn: no path gets much more than its share.
-      for (const count of hits.values()) expect(count).toBeGreaterThan(result.requests / paths.length / 2);
-    } finally {
-      server.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    const { result } = await wrkAgainst(
+      (req, res) => {
+        hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
+        req.resume();
+        res.end('x');
+      },
+      { method: 'POST', path: '/unused', headers: {}, body: '{}', spreadPaths: paths },
+      { connections: 4, threads: 2 },
+    );
+    expect(result.requests).toBeGreaterThan(30);
+    expect([...hits.keys()].sort()).toEqual(paths);
+    // Taken in turn: no path gets much more than its share.
+    for (const count of hits.values()) expect(count).toBeGreaterThan(result.requests / paths.length / 2);
   });
 
   it.skipIf(!HAS_WRK)('makes each connection of the real wrk pause between an answer and its next request when asked', async () => {
     let requests = 0;
-    const server = http.createServer((req, res) => {
-      requests++;
-      req.resume();
-      res.end('x');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-test-'));
-    try {
-      const scriptFile = path.join(dir, 'paced.lua');
-      await writeFile(scriptFile, wrkScript({ method: 'GET', path: '/', headers: {}, pauseMs: 250 }));
-      expect(await readFile(scriptFile, 'utf8')).toContain('function delay() return 250 end');
-      const { port } = server.address() as AddressInfo;
-      const result = await runWrk({ baseUrl: `http://127.0.0.1:${port}`, scriptFile, connections: 2, threads: 1, seconds: 1 });
-      // Within a second each connection sends at most its first request and four after a pause (a busy
-      // machine only makes it fewer); without the pauses it would be thousands.
-      expect(result.requests).toBeLessThanOrEqual(10);
-      expect(requests).toBeLessThanOrEqual(10);
-    } finally {
-      server.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    const { script, result } = await wrkAgainst(
+      (req, res) => {
+        requests++;
+        req.resume();
+        res.end('x');
+      },
+      { method: 'GET', path: '/', headers: {}, pauseMs: 250 },
+      { connections: 2, threads: 1 },
+    );
+    expect(script).toContain('function delay() return 250 end');
+    // Within a second each connection sends at most its first request and four after a pause (a busy
+    // machine only makes it fewer); without the pauses it would be thousands.
+    expect(result.requests).toBeLessThanOrEqual(10);
+    expect(requests).toBeLessThanOrEqual(10);
   });
 
   it.skipIf(!HAS_WRK)('sends exactly the scripted request through the real wrk, a new Idempotency-Key each time', async () => {
     const seen: Array<{ method: string; url: string; key: string; type: string; body: string }> = [];
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        seen.push({ method: req.method!, url: req.url!, key: String(req.headers['idempotency-key']), type: String(req.headers['content-type']), body });
-        res.statusCode = seen.length % 2 ? 200 : 404;
-        res.end('x');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-test-'));
-    try {
-      const body = JSON.stringify({ text: 'Hei, tilaukseni on myöhässä. "quoted"\n' });
-      const scriptFile = path.join(dir, 'post.lua');
-      await writeFile(
-        scriptFile,
-        wrkScript({ method: 'POST', path: '/v1/translate?x=1', headers: { 'Content-Type': 'application/json' }, body, idempotencyKeyPrefix: 'p-' }),
-      );
-      const { port } = server.address() as AddressInfo;
-      const result = await runWrk({ baseUrl: `http://127.0.0.1:${port}`, scriptFile, connections: 4, threads: 2, seconds: 1 });
-      expect(result.requests).toBeGreaterThan(10);
-      // Every other answer is a 404: wrk counts those as failed.
-      expect(Math.abs(result.errors.status - result.requests / 2)).toBeLessThanOrEqual(4);
-      const answered = seen.slice(0, result.requests);
-      expect(new Set(answered.map((r) => `${r.method} ${r.url} ${r.type} ${r.body}`))).toEqual(
-        new Set([`POST /v1/translate?x=1 application/json ${body}`]),
-      );
-      expect(new Set(answered.map((r) => r.key)).size).toBe(answered.length);
-      expect(answered.every((r) => /^p-[12]-\d+$/.test(r.key))).toBe(true);
-    } finally {
-      server.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    const body = JSON.stringify({ text: 'Hei, tilaukseni on myöhässä. "quoted"\n' });
+    const { result } = await wrkAgainst(
+      (req, res) => {
+        let received = '';
+        req.setEncoding('utf8');
+        req.on('data', (chunk) => (received += chunk));
+        req.on('end', () => {
+          seen.push({ method: req.method!, url: req.url!, key: String(req.headers['idempotency-key']), type: String(req.headers['content-type']), body: received });
+          res.statusCode = seen.length % 2 ? 200 : 404;
+          res.end('x');
+        });
+      },
+      { method: 'POST', path: '/v1/translate?x=1', headers: { 'Content-Type': 'application/json' }, body, idempotencyKeyPrefix: 'p-' },
+      { connections: 4, threads: 2 },
+    );
+    expect(result.requests).toBeGreaterThan(10);
+    // Every other answer is a 404: wrk counts those as failed.
+    expect(Math.abs(result.errors.status - result.requests / 2)).toBeLessThanOrEqual(4);
+    const answered = seen.slice(0, result.requests);
+    expect(new Set(answered.map((r) => `${r.method} ${r.url} ${r.type} ${r.body}`))).toEqual(
+      new Set([`POST /v1/translate?x=1 application/json ${body}`]),
+    );
+    expect(new Set(answered.map((r) => r.key)).size).toBe(answered.length);
+    expect(answered.every((r) => /^p-[12]-\d+$/.test(r.key))).toBe(true);
   });
 });
+
+/** The real wrk, for a second, with `request`'s script against a local server answering with `handler`. */
+async function wrkAgainst(handler: http.RequestListener, request: WrkRequest, load: { connections: number; threads: number }) {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-test-'));
+  try {
+    const script = wrkScript(request);
+    const scriptFile = path.join(dir, 'run.lua');
+    await writeFile(scriptFile, script);
+    const { port } = server.address() as AddressInfo;
+    return { script, result: await runWrk({ baseUrl: `http://127.0.0.1:${port}`, scriptFile, ...load, seconds: 1 }) };
+  } finally {
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 describe('the start script', () => {
   it('is spawned as node with its arguments and variables', () => {
