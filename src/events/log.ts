@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import { deliveriesQueueSql, deliveriesQueueValues } from '../webhooks/deliveries.js';
+import { deliveriesQueueSql, deliveriesQueueValues, eventRelationSql, eventRelationValues } from '../webhooks/deliveries.js';
 import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
 import { statement, type Statement } from '../db/statement.js';
 
@@ -64,13 +64,7 @@ function readyToStore(event: NewEvent, app: string | null): ReadyEvent {
   return { event, payload, payloadJson: JSON.stringify(payload) };
 }
 
-const queuedEvent = ({ event, payload }: ReadyEvent) => ({
-  id: payload.id,
-  type: event.type,
-  orgId: event.orgId,
-  mode: event.mode,
-  createdAt: payload.created_at,
-});
+const queuedEvent = ({ event, payload }: ReadyEvent) => ({ id: payload.id, type: event.type, createdAt: payload.created_at });
 
 function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDeliveries: number): BusEvent {
   const busEvent: BusEvent = {
@@ -105,14 +99,19 @@ const eventValues = ({ event, payload, payloadJson }: ReadyEvent): unknown[] => 
 
 /** One statement stores the event and queues its webhook deliveries: both commit, or neither. */
 const recording = statement<{ seq: number; webhook_deliveries: number }>(
-  `WITH queued AS (${deliveriesQueueSql()})
+  `WITH queued AS (${deliveriesQueueSql(eventRelationSql)})
    INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
    RETURNING seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries`,
 );
 
 async function recordEvent(db: Knex, event: NewEvent, app: string | null): Promise<BusEvent> {
   const ready = readyToStore(event, app);
-  const [row] = await recording.rows(db, [...deliveriesQueueValues(queuedEvent(ready)), ...eventValues(ready), event.messageId ?? null]);
+  const [row] = await recording.rows(db, [
+    ...eventRelationValues(queuedEvent(ready)),
+    ...deliveriesQueueValues(event.orgId, event.mode),
+    ...eventValues(ready),
+    event.messageId ?? null,
+  ]);
   return recorded(ready, row.seq, row.webhook_deliveries);
 }
 
@@ -123,9 +122,10 @@ export interface SqlPart {
 }
 
 /**
- * An INSERT ... RETURNING * that stores one row or none, and the WITH clauses it reads from (`name AS
- * (...)`, comma-separated): PostgreSQL allows data-modifying WITH clauses only at the top of a statement.
- * Their SQL takes a bounded number of shapes: each shape's statement is written once.
+ * An INSERT ... RETURNING * that stores rows, all or none, their ids ascending in the order they were
+ * given, and the WITH clauses it reads from (`name AS (...)`, comma-separated): PostgreSQL allows
+ * data-modifying WITH clauses only at the top of a statement. Their SQL takes a bounded number of
+ * shapes, whatever the number of rows: each shape's statement is written once.
  */
 export interface AnnouncedInsert {
   with: SqlPart;
@@ -135,22 +135,34 @@ export interface AnnouncedInsert {
 type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
 const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
 
-/** The statement that stores the change, its event and the event's webhook deliveries, per shape of the change. */
+/**
+ * The statement that stores the rows, an event for each (`given`: the events in the rows' order, as
+ * JSON) and the events' webhook deliveries, per shape of the change. The events share their
+ * organization, mode, type, session and call; each names its own app.
+ */
 function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
   const shape = `${change.with.sql}\0${change.insert.sql}`;
   let written = announcingStatements.get(shape);
   if (!written) {
     written = statement<AnnouncedRow>(
       `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
-       queued AS (${deliveriesQueueSql('exists (select 1 from stored)')}),
+       numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM stored),
+       given AS (
+         SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (id text, app_id text, created_at timestamptz, payload text))
+           WITH ORDINALITY AS g(id, app_id, created_at, payload, ord)
+       ),
+       queued AS (${deliveriesQueueSql('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
        announced AS (
          INSERT INTO events (${EVENT_COLUMNS})
-         SELECT ?, ?, ?, ?, ?, ?, ?, jsonb_set(CAST(? AS jsonb), '{data,id}', to_jsonb(stored.id)), stored.id
-           FROM stored
-         RETURNING seq
+         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), numbered.id
+           FROM numbered JOIN given USING (ord)
+          ORDER BY ord
+         RETURNING seq, id
        )
-       SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
-         FROM stored, announced`,
+       SELECT stored.*, announced.seq AS event_seq,
+              CAST((SELECT count(*) FROM queued WHERE queued.event_id = announced.id) AS int) AS webhook_deliveries
+         FROM stored JOIN numbered USING (id) JOIN given USING (ord) JOIN announced ON announced.id = given.id
+        ORDER BY stored.id`,
     );
     announcingStatements.set(shape, written);
   }
@@ -158,30 +170,43 @@ function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
 }
 
 /**
- * Stores a row and the event announcing it in one statement, which needs no transaction around it:
- * the event and its webhook deliveries are stored only when the insert stores a row. The event is
- * built before the row has an id: its `data.id` is filled in from the stored row, in the statement and
- * in what is returned (nothing else in `data` may depend on the id).
+ * Stores rows and the events announcing them in one statement, which needs no transaction around it:
+ * the events and their webhook deliveries are stored only when the insert stores the rows (else
+ * undefined). `prospective` are the rows in the order the insert stores them. An event is built before
+ * its row has an id: its `data.id` is filled in from the stored row, in the statement and in what is
+ * returned (nothing else in `data` may depend on the id).
  */
 export async function insertAnnounced<Row extends { id: number }>(
   db: Knex,
-  app: string | null,
   change: AnnouncedInsert,
-  announce: (row: Row) => NewEvent,
-  prospective: Omit<Row, 'id'>,
-): Promise<{ row: Row; event: BusEvent } | undefined> {
-  const ready = readyToStore(announce({ ...prospective, id: 0 } as Row), app);
-  const { payload } = ready;
-  const [stored] = await announcing(change).rows(db, [
+  prospective: ReadonlyArray<{ row: Omit<Row, 'id'>; announce: (row: Row) => NewEvent; app: string | null }>,
+): Promise<Array<{ row: Row; event: BusEvent }> | undefined> {
+  const ready = prospective.map(({ row, announce, app }) => readyToStore(announce({ ...row, id: 0 } as Row), app));
+  const { event } = ready[0]!;
+  const shared = (e: NewEvent) => [e.orgId, e.mode, e.type, e.sessionId ?? null, e.callId ?? null].join('\0');
+  if (ready.some((r) => shared(r.event) !== shared(event))) throw new Error('the events of one announced insert must share their organization, mode, type, session and call');
+  const given = JSON.stringify(
+    ready.map(({ payload, payloadJson }) => ({ id: payload.id, app_id: payload.app_id ?? null, created_at: payload.created_at, payload: payloadJson })),
+  );
+  const stored = await announcing(change).rows(db, [
     ...change.with.values,
     ...change.insert.values,
-    ...deliveriesQueueValues(queuedEvent(ready)),
-    ...eventValues(ready),
+    given,
+    event.type,
+    ...deliveriesQueueValues(event.orgId, event.mode),
+    event.orgId,
+    event.mode,
+    event.type,
+    event.sessionId ?? null,
+    event.callId ?? null,
   ]);
-  if (!stored) return undefined;
-  const { event_seq: seq, webhook_deliveries: deliveries, ...row } = stored;
-  const announced = { ...ready, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };
-  return { row: row as unknown as Row, event: recorded(announced, seq, deliveries) };
+  if (!stored.length) return undefined;
+  if (stored.length !== ready.length) throw new Error(`an announced insert stored ${stored.length} of ${ready.length} rows`);
+  return stored.map(({ event_seq: seq, webhook_deliveries: deliveries, ...row }, i) => {
+    const { payload } = ready[i]!;
+    const announced = { ...ready[i]!, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };
+    return { row: row as unknown as Row, event: recorded(announced, seq, deliveries) };
+  });
 }
 
 /** An event that is announced but not kept (typing): it cannot be resumed from. */

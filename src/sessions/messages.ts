@@ -1,6 +1,7 @@
 // Messages of a support chat: stored with the text as written and translations for each side.
 import type { Knex } from 'knex';
 import { ephemeralEvent, insertAnnounced, withEvents, type AnnouncedInsert, type EventWriter } from '../events/log.js';
+import { KeyedBatches } from '../db/keyedBatches.js';
 import type { BusEvent, NewEvent } from '../events/types.js';
 import { isLive, type Payer } from '../auth/principal.js';
 import { baseLanguage, detectLanguage } from '../translation/language.js';
@@ -195,7 +196,7 @@ export async function storeMessage(
   // Nothing to settle (test mode, or nothing translated) and nothing else to store: one statement.
   const charges = (translation !== null && isLive(payer)) || voicePart !== undefined;
   if (!charges && !learnsCustomerLanguage) {
-    const stored = await insertOpenAnnounced(deps.db, deps.actingApp, prospective, announce);
+    const stored = await insertOpenAnnounced(deps.db, { row: prospective, announce, app: deps.actingApp });
     deps.events.publish(stored.event);
     return { row: stored.row, voice };
   }
@@ -228,39 +229,61 @@ export async function storeMessage(
 }
 
 /**
- * The INSERT of a message that first locks its session (a customer's also marks it seen) and stores
- * nothing when the session was closed meanwhile: returns the stored row, or no row.
+ * The INSERT of messages of one session, in order, that first locks the session (a customer's message
+ * also marks it seen) and stores nothing when the session was closed meanwhile: returns the stored rows,
+ * or no row. The messages travel as one JSON value, so the statement is the same for any number of them.
  */
-function insertMessage(message: Omit<MessageRow, 'id'>): AnnouncedInsert {
-  const lockOpenSession =
-    message.sender === 'customer'
-      ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id`
-      : `SELECT id FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
+function insertMessages(messages: ReadonlyArray<Omit<MessageRow, 'id'>>): AnnouncedInsert {
+  const lockOpenSession = messages.some((message) => message.sender === 'customer')
+    ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id`
+    : `SELECT id FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
   return {
-    with: { sql: `open AS (${lockOpenSession})`, values: [message.session_id] },
+    with: { sql: `open AS (${lockOpenSession})`, values: [messages[0]!.session_id] },
     insert: {
       sql: `INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
-            SELECT open.id, ?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), ?, ? FROM open
+            SELECT open.id, m.sender, m.author_name, m.kind, m.text, m.language, m.agent_text, m.customer_text, m.translations, m.request_ref, m.created_at
+              FROM open, ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
+                     sender text, author_name text, kind text, text text, language text, agent_text text,
+                     customer_text text, translations jsonb, request_ref text, created_at timestamptz
+                   )) WITH ORDINALITY AS m(sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at, ord)
+             ORDER BY m.ord
             RETURNING *`,
-      values: [
-        message.sender,
-        message.author_name,
-        message.kind,
-        message.text,
-        message.language,
-        message.agent_text,
-        message.customer_text,
-        JSON.stringify(message.translations),
-        message.request_ref,
-        message.created_at,
-      ],
+      values: [JSON.stringify(messages.map(({ session_id: _, ...message }) => message))],
     },
   };
 }
 
-/** The message and its event in one statement; 409 when the session was closed meanwhile. */
-async function insertOpenAnnounced(db: Knex, app: string | null, prospective: Omit<MessageRow, 'id'>, announce: (row: MessageRow) => NewEvent) {
-  const stored = await insertAnnounced(db, app, insertMessage(prospective), announce, prospective);
+interface ProspectiveMessage {
+  row: Omit<MessageRow, 'id'>;
+  announce: (row: MessageRow) => NewEvent;
+  app: string | null;
+}
+type StoredMessage = { row: MessageRow; event: BusEvent };
+
+/** Messages of one session and their events in one statement; none (undefined) when the session was closed meanwhile. */
+const insertAnnouncedMessages = (db: Knex, messages: ProspectiveMessage[]) =>
+  insertAnnounced<MessageRow>(db, insertMessages(messages.map((message) => message.row)), messages);
+
+/**
+ * Messages posted outside a transaction, grouped per session while one of its statements is in flight
+ * (../db/keyedBatches.ts): posts to one busy session share the lock of its row and a commit.
+ */
+const SESSION_BATCH_MAX = 64;
+const sessionBatches = new WeakMap<Knex, KeyedBatches<ProspectiveMessage, StoredMessage | undefined>>();
+function batchesOf(db: Knex) {
+  let batches = sessionBatches.get(db);
+  if (!batches) {
+    batches = new KeyedBatches(async (messages) => (await insertAnnouncedMessages(db, messages)) ?? messages.map(() => undefined), SESSION_BATCH_MAX);
+    sessionBatches.set(db, batches);
+  }
+  return batches;
+}
+
+/** The message and its event in one statement (with others of its session, outside a transaction); 409 when the session was closed meanwhile. */
+async function insertOpenAnnounced(db: Knex, message: ProspectiveMessage): Promise<StoredMessage> {
+  const stored = db.isTransaction
+    ? (await insertAnnouncedMessages(db, [message]))?.[0]
+    : await batchesOf(db).submit(message.row.session_id, message);
   if (!stored) throw sessionClosed();
   return stored;
 }
@@ -280,11 +303,11 @@ async function storeAnnounced(
   announced: (event: BusEvent) => void,
 ): Promise<MessageRow> {
   if (!recording) {
-    const stored = await insertOpenAnnounced(trx, app, prospective, announce);
+    const stored = await insertOpenAnnounced(trx, { row: prospective, announce, app });
     announced(stored.event);
     return stored.row;
   }
-  const message = insertMessage(prospective);
+  const message = insertMessages([prospective]);
   const {
     rows: [row],
   } = await trx.raw<{ rows: MessageRow[] }>(`WITH ${message.with.sql} ${message.insert.sql}`, [
