@@ -18,7 +18,7 @@ export class PgStatementsThread {
     this.worker = startWorker(import.meta.url, 'pgStatementsWorker', { workerData: data });
     this.requests = new WorkerRequests(this.worker);
     this.requests.updateRef();
-    this.worker.on('message', (message: PgStatementsResponse) => this.settle(message));
+    this.worker.on('message', (messages: PgStatementsResponse[]) => messages.forEach((message) => this.settle(message)));
     this.worker.on('error', (error) => this.end(error));
     this.worker.on('exit', (code) => this.end(new Error(`the worker thread of PostgreSQL's statements stopped (exit code ${code})`)));
   }
@@ -44,8 +44,9 @@ export class PgStatementsThread {
   private async closeWorker(): Promise<void> {
     const exited = new Promise((resolve) => this.worker.once('exit', resolve));
     this.requests.hold();
+    this.requests.flush();
     // Its answer is the thread's end.
-    this.worker.postMessage({ type: 'close', id: 0 } satisfies PgStatementsRequest);
+    this.worker.postMessage([{ type: 'close', id: 0 } satisfies PgStatementsRequest]);
     await exited;
   }
 

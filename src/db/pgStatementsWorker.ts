@@ -9,6 +9,7 @@ import { isStalePlan } from './errors.js';
 import type { PgStatementsRequest, PgStatementsResponse, PgStatementsWorkerData } from './pgStatementsProtocol.js';
 import { forgetPreparedStatement } from './prepared.js';
 import { serializeError } from './threadErrors.js';
+import { MessageBatcher } from './workerThread.js';
 import { needsFinishing, pgWorkerTypes } from './types.js';
 
 const port = parentPort!;
@@ -53,9 +54,19 @@ async function answer(request: PgStatementsRequest): Promise<PgStatementsRespons
   }
 }
 
-port.on('message', (request: PgStatementsRequest) => {
-  void answer(request).then((response) => {
-    port.postMessage(response);
-    if (response.type === 'closed') port.close(); // nothing else holds the thread: it ends
-  });
+// An answer that cannot cross (a value structured clone refuses) is answered with that error instead.
+const replies = new MessageBatcher<PgStatementsResponse>(
+  (responses) => port.postMessage(responses),
+  (response, error) => 'id' in response && port.postMessage([{ type: 'error', id: response.id, error: serializeError(error) }]),
+);
+
+port.on('message', (requests: PgStatementsRequest[]) => {
+  for (const request of requests) {
+    void answer(request).then((response) => {
+      replies.send(response);
+      if (response.type !== 'closed') return;
+      replies.flush();
+      port.close(); // nothing else holds the thread: it ends
+    });
+  }
 });

@@ -48,14 +48,16 @@ export class PgliteThread {
     this.requests = new WorkerRequests(this.worker);
     let started = false;
     this.waitReady = new Promise<void>((resolve, reject) => {
-      this.worker.on('message', (message: PgliteResponse) => {
-        if (message.type === 'ready') {
-          started = true;
-          this.requests.updateRef();
-          resolve();
-        } else if (message.type === 'failed') reject(deserializeError(message.error));
-        else if (message.type === 'error') this.requests.fail(message.id, deserializeError(message.error));
-        else this.requests.answer(message.id, message);
+      this.worker.on('message', (messages: PgliteResponse[]) => {
+        for (const message of messages) {
+          if (message.type === 'ready') {
+            started = true;
+            this.requests.updateRef();
+            resolve();
+          } else if (message.type === 'failed') reject(deserializeError(message.error));
+          else if (message.type === 'error') this.requests.fail(message.id, deserializeError(message.error));
+          else this.requests.answer(message.id, message);
+        }
       });
       this.worker.on('error', (error) => {
         reject(error); // no effect once started

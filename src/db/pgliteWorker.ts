@@ -9,7 +9,17 @@ import { PgliteStatements } from './pgliteStatements.js';
 import { workerParsers } from './types.js';
 
 const port = parentPort!;
-const send = (message: PgliteResponse) => port.postMessage(message);
+// Each answer goes at once, as an array of one (the main thread takes arrays): PGlite answers the
+// statements of a turn one after another within one task, so answers held for the end of the turn would
+// all wait for the last (message posts on PGlite halved). An answer that cannot cross (a value structured
+// clone refuses) is answered with that error instead.
+function send(message: PgliteResponse): void {
+  try {
+    port.postMessage([message]);
+  } catch (error) {
+    if ('id' in message) port.postMessage([{ type: 'error', id: message.id, error: serializeError(error) }]);
+  }
+}
 
 /**
  * PostgreSQL's buffer cache, in WebAssembly memory that never shrinks: 16 MB instead of PGlite's 128 MB
@@ -54,11 +64,13 @@ async function answer(pglite: PGlite, statements: PgliteStatements, request: Pgl
 open(workerData as PgliteWorkerData).then(
   (pglite) => {
     const statements = new PgliteStatements(pglite);
-    port.on('message', (request: PgliteRequest) => {
-      void answer(pglite, statements, request).then((response) => {
-        send(response);
-        if (response.type === 'closed') port.close(); // nothing else holds the thread: it ends
-      });
+    port.on('message', (requests: PgliteRequest[]) => {
+      for (const request of requests) {
+        void answer(pglite, statements, request).then((response) => {
+          send(response);
+          if (response.type === 'closed') port.close(); // nothing else holds the thread: it ends
+        });
+      }
     });
     send({ type: 'ready' });
   },

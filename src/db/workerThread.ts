@@ -20,6 +20,44 @@ export function startWorker(callerUrl: string, name: string, options: Pick<Worke
   return new Worker(bootstrap, { ...options, eval: true });
 }
 
+/**
+ * Messages across a thread boundary, posted together: what is sent during one turn of the event loop
+ * goes as one array after it (setImmediate). Under load each posted message cost its structured clone's
+ * setup and a wake-up of the other thread; now a turn's statements (or answers) share them. The receiving
+ * side takes arrays. `failed`: a message that cannot be cloned (a function among a statement's values);
+ * the others of its turn are posted without it.
+ */
+export class MessageBatcher<Message> {
+  private waiting: Message[] = [];
+
+  constructor(
+    private readonly post: (messages: Message[]) => void,
+    private readonly failed: (message: Message, error: unknown) => void = () => undefined,
+  ) {}
+
+  send(message: Message): void {
+    if (this.waiting.push(message) === 1) setImmediate(() => this.flush());
+  }
+
+  /** Posts what waits now (before the thread's port closes). */
+  flush(): void {
+    if (!this.waiting.length) return;
+    const messages = this.waiting;
+    this.waiting = [];
+    try {
+      this.post(messages);
+    } catch {
+      for (const message of messages) {
+        try {
+          this.post([message]);
+        } catch (error) {
+          this.failed(message, error);
+        }
+      }
+    }
+  }
+}
+
 interface Pending<Answer> {
   resolve(answer: Answer): void;
   reject(error: Error): void;
@@ -33,21 +71,28 @@ export class WorkerRequests<Answer> {
   private readonly pending = new Map<number, Pending<Answer>>();
   private nextId = 1;
   private held = false;
+  private readonly outbox: MessageBatcher<{ id: number }>;
 
-  constructor(private readonly worker: Worker) {}
+  constructor(private readonly worker: Worker) {
+    // A value that cannot cross (DataCloneError) fails its own request only.
+    this.outbox = new MessageBatcher(
+      (messages) => worker.postMessage(messages),
+      (message, error) => this.fail(message.id, error as Error),
+    );
+  }
 
-  /** Posts the message made for a new id; settled by `answer` or `fail` for that id. */
-  send(message: (id: number) => unknown): Promise<Answer> {
+  /** Posts the message made for a new id (with the turn's others); settled by `answer` or `fail` for that id. */
+  send(message: (id: number) => { id: number }): Promise<Answer> {
     const id = this.nextId++;
     const answer = new Promise<Answer>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    try {
-      this.worker.postMessage(message(id)); // throws DataCloneError for a value that cannot cross
-    } catch (error) {
-      this.pending.delete(id);
-      throw error;
-    }
+    this.outbox.send(message(id));
     this.updateRef();
     return answer;
+  }
+
+  /** Posts what waits at once, without waiting for the end of the turn. */
+  flush(): void {
+    this.outbox.flush();
   }
 
   answer(id: number, answer: Answer): void {
