@@ -1,8 +1,11 @@
-// Writes that must run one at a time per key (a session's messages: each locks the session's row),
-// grouped. While a key's batch is in flight, what arrives for that key waits and then goes together, as
-// one statement: a key that is idle costs nothing more than before, and a busy key takes its row lock
-// and its commit once per batch instead of once per write. On PostgreSQL, 16 writers queueing on one row
-// lock spent most of the database's CPU on waking one another (the measurements are in the README).
+// Work that runs one batch at a time per key, grouped. While a key's batch is in flight, what arrives for
+// that key waits and then goes together, as one statement: a key that is idle costs nothing more than
+// before, and a busy key costs a statement per group instead of one per request. A session's messages
+// (each statement locks the session's row: on PostgreSQL, 16 writers queueing on one row lock spent most
+// of the database's CPU on waking one another; the measurements are in the README), and the reads of
+// one owned object (src/services/owned.ts: a read shared by a group still starts after each of its
+// requests arrived).
+import type { Knex } from 'knex';
 import { sqlStateOf } from './errors.js';
 
 interface Waiting<Item, Result> {
@@ -12,16 +15,16 @@ interface Waiting<Item, Result> {
 }
 
 /**
- * `write` stores items of one key, all or none, and answers each item's result in order. A batch of
- * several that the database refuses (a value, a constraint: nothing was committed) is written again
- * one item at a time, in order, so that each item gets its own answer; any other failure reaches every
- * item of the batch.
+ * `run` does the work of a batch of one key's items in one statement (all or none) and answers each
+ * item's result in order. A batch of several that the database refuses (a value, a constraint: nothing
+ * was committed) is run again one item at a time, in order, so that each item gets its own answer; any
+ * other failure reaches every item of the batch.
  */
 export class KeyedBatches<Item, Result> {
   private readonly queues = new Map<string, Array<Waiting<Item, Result>>>();
 
   constructor(
-    private readonly write: (items: Item[]) => Promise<Result[]>,
+    private readonly run: (items: Item[]) => Promise<Result[]>,
     private readonly maxBatch: number,
   ) {}
 
@@ -38,22 +41,32 @@ export class KeyedBatches<Item, Result> {
   private async drain(key: string, batch: Array<Waiting<Item, Result>>): Promise<void> {
     const queue = this.queues.get(key)!;
     for (;;) {
-      await this.writeBatch(batch);
+      await this.runBatch(batch);
       if (!queue.length) break;
       batch = queue.splice(0, this.maxBatch);
     }
     this.queues.delete(key);
   }
 
-  private async writeBatch(batch: Array<Waiting<Item, Result>>): Promise<void> {
+  private async runBatch(batch: Array<Waiting<Item, Result>>): Promise<void> {
     try {
-      const results = await this.write(batch.map((waiting) => waiting.item));
+      const results = await this.run(batch.map((waiting) => waiting.item));
       batch.forEach((waiting, i) => waiting.resolve(results[i]!));
     } catch (error) {
       if (batch.length === 1 || !refusedWithoutEffect(error)) return batch.forEach((waiting) => waiting.reject(error));
-      for (const waiting of batch) await this.writeBatch([waiting]);
+      for (const waiting of batch) await this.runBatch([waiting]);
     }
   }
+}
+
+/** One value per database handle (a process may hold several: tests, the bench), made on first use. */
+export function perDatabase<Value>(make: (db: Knex) => Value): (db: Knex) => Value {
+  const values = new WeakMap<Knex, Value>();
+  return (db) => {
+    let value = values.get(db);
+    if (value === undefined) values.set(db, (value = make(db)));
+    return value;
+  };
 }
 
 /** PostgreSQL refused a value, a constraint or a value's size (SQLSTATE classes 22, 23, 54): the statement changed nothing. */

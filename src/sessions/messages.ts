@@ -1,7 +1,7 @@
 // Messages of a support chat: stored with the text as written and translations for each side.
 import type { Knex } from 'knex';
 import { ephemeralEvent, insertAnnounced, withEvents, type AnnouncedInsert, type EventWriter } from '../events/log.js';
-import { KeyedBatches } from '../db/keyedBatches.js';
+import { KeyedBatches, perDatabase } from '../db/keyedBatches.js';
 import type { BusEvent, NewEvent } from '../events/types.js';
 import { isLive, type Payer } from '../auth/principal.js';
 import { baseLanguage, detectLanguage } from '../translation/language.js';
@@ -269,15 +269,13 @@ const insertAnnouncedMessages = (db: Knex, messages: ProspectiveMessage[]) =>
  * (../db/keyedBatches.ts): posts to one busy session share the lock of its row and a commit.
  */
 const SESSION_BATCH_MAX = 64;
-const sessionBatches = new WeakMap<Knex, KeyedBatches<ProspectiveMessage, StoredMessage | undefined>>();
-function batchesOf(db: Knex) {
-  let batches = sessionBatches.get(db);
-  if (!batches) {
-    batches = new KeyedBatches(async (messages) => (await insertAnnouncedMessages(db, messages)) ?? messages.map(() => undefined), SESSION_BATCH_MAX);
-    sessionBatches.set(db, batches);
-  }
-  return batches;
-}
+const batchesOf = perDatabase(
+  (db) =>
+    new KeyedBatches<ProspectiveMessage, StoredMessage | undefined>(
+      async (messages) => (await insertAnnouncedMessages(db, messages)) ?? messages.map(() => undefined),
+      SESSION_BATCH_MAX,
+    ),
+);
 
 /** The message and its event in one statement (with others of its session, outside a transaction); 409 when the session was closed meanwhile. */
 async function insertOpenAnnounced(db: Knex, message: ProspectiveMessage): Promise<StoredMessage> {

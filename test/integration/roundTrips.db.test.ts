@@ -1,6 +1,7 @@
 // How many statements a request sends to the database (round trips), pinned so they do not creep back:
 // counted on a warm server (the key already known to the credential cache), not timed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findOwned } from '../../src/services/owned.js';
 import { backendName } from '../support/databases.js';
 import { countQueries, type QueryCounter } from '../support/queryCounter.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
@@ -11,6 +12,7 @@ describe(`round trips per request (${backendName})`, () => {
   let queries: QueryCounter;
   let sessionId: string;
   let callId: string;
+  let orgId: string;
 
   const headers = () => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' });
   const request = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<any> => {
@@ -22,7 +24,8 @@ describe(`round trips per request (${backendName})`, () => {
     // Nothing on a timer during the test (instance heartbeat, webhook poll, credential cache expiry):
     // its statements would be counted with the requests', on a slow machine at any moment.
     t = await startTestServer({ INSTANCE_HEARTBEAT_MS: '600000', WEBHOOK_POLL_INTERVAL_MS: '600000', CREDENTIAL_CACHE_TTL_MS: '600000' });
-    key = (await t.createKey(await t.createOrg(), 'test')).key;
+    orgId = await t.createOrg();
+    key = (await t.createKey(orgId, 'test')).key;
     queries = countQueries(t.server.app.db);
     sessionId = (await request('POST', '/v1/sessions', { agent_language: 'en', customer_language: 'de' })).id;
     callId = (await request('POST', '/v1/calls', { agent_language: 'en', customer_language: 'de' })).id;
@@ -41,5 +44,18 @@ describe(`round trips per request (${backendName})`, () => {
     const extra = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : undefined;
     const sent = await queries.during(() => request(method, path(), body, extra));
     expect(sent).toHaveLength(expected); // a failure shows the statements
+  });
+
+  it('shares the read of one object among the requests that ask while one is in flight', async () => {
+    const payer = { orgId, mode: 'test' as const };
+    const db = t.server.app.db;
+    const reads = await queries.during(() => Promise.all(Array.from({ length: 8 }, () => findOwned<{ id: string }>(db, 'calls', payer, callId, 'call'))));
+    // The first goes at once; the seven asked meanwhile share the next read, each with its own copy.
+    expect(reads).toHaveLength(2);
+    const calls = await Promise.all(Array.from({ length: 3 }, () => findOwned<{ id: string }>(db, 'calls', payer, callId, 'call')));
+    expect(calls.map((call) => call.id)).toEqual([callId, callId, callId]);
+    expect(calls[1]).not.toBe(calls[2]);
+    // Another organization's request never shares it: not found.
+    await expect(findOwned(db, 'calls', { orgId: 'org_other', mode: 'test' }, callId, 'call')).rejects.toMatchObject({ status: 404 });
   });
 });
