@@ -37,7 +37,7 @@ export class KeyedBatches<Item, Result> {
     });
   }
 
-  /** Writes `batch`, then what waited meanwhile, until the key has nothing waiting. */
+  /** Runs `batch`, then what waited meanwhile, until the key has nothing waiting. */
   private async drain(key: string, batch: Array<Waiting<Item, Result>>): Promise<void> {
     const queue = this.queues.get(key)!;
     for (;;) {

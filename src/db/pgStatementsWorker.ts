@@ -9,7 +9,7 @@ import { isStalePlan } from './errors.js';
 import type { PgStatementsRequest, PgStatementsResponse, PgStatementsWorkerData } from './pgStatementsProtocol.js';
 import { forgetPreparedStatement } from './prepared.js';
 import { serializeError } from './threadErrors.js';
-import { MessageBatcher } from './workerThread.js';
+import { workerReplies } from './workerThread.js';
 import { needsFinishing, pgWorkerTypes } from './types.js';
 
 const port = parentPort!;
@@ -54,11 +54,7 @@ async function answer(request: PgStatementsRequest): Promise<PgStatementsRespons
   }
 }
 
-// An answer that cannot cross (a value structured clone refuses) is answered with that error instead.
-const replies = new MessageBatcher<PgStatementsResponse>(
-  (responses) => port.postMessage(responses),
-  (response, error) => 'id' in response && port.postMessage([{ type: 'error', id: response.id, error: serializeError(error) }]),
-);
+const replies = workerReplies<PgStatementsResponse>(port);
 
 port.on('message', (requests: PgStatementsRequest[]) => {
   for (const request of requests) {

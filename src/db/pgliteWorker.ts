@@ -5,20 +5,18 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { PgliteRequest, PgliteResponse, PgliteWorkerData } from './pgliteProtocol.js';
 import { serializeError } from './threadErrors.js';
+import { workerReplies } from './workerThread.js';
 import { PgliteStatements } from './pgliteStatements.js';
 import { workerParsers } from './types.js';
 
 const port = parentPort!;
-// Each answer goes at once, as an array of one (the main thread takes arrays): PGlite answers the
-// statements of a turn one after another within one task, so answers held for the end of the turn would
-// all wait for the last (message posts on PGlite halved). An answer that cannot cross (a value structured
-// clone refuses) is answered with that error instead.
+const replies = workerReplies<PgliteResponse>(port);
+// Each answer goes at once, not at the end of the turn: PGlite answers the statements of a turn one
+// after another within one task, so answers held for the end of the turn would all wait for the last
+// (message posts on PGlite halved).
 function send(message: PgliteResponse): void {
-  try {
-    port.postMessage([message]);
-  } catch (error) {
-    if ('id' in message) port.postMessage([{ type: 'error', id: message.id, error: serializeError(error) }]);
-  }
+  replies.send(message);
+  replies.flush();
 }
 
 /**

@@ -1,8 +1,9 @@
 // What the database's worker threads (PGlite's, and the one that sends PostgreSQL's hot statements) share:
-// starting the worker next to its handle, and requests answered by id.
+// starting the worker next to its handle, requests answered by id, and messages posted per turn.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { Worker, type MessagePort, type WorkerOptions } from 'node:worker_threads';
+import { serializeError, type SerializedError } from './threadErrors.js';
 
 const require = createRequire(import.meta.url);
 
@@ -56,6 +57,21 @@ export class MessageBatcher<Message> {
       }
     }
   }
+}
+
+/**
+ * A worker's answers to the main thread, posted as MessageBatcher posts them. An answer that cannot
+ * cross (a value structured clone refuses) is answered with that error instead.
+ */
+export function workerReplies<Answer extends { type: string }>(port: MessagePort): MessageBatcher<Answer> {
+  return new MessageBatcher<Answer>(
+    (answers) => port.postMessage(answers),
+    (answer, error) => {
+      if (!('id' in answer)) return;
+      const refused: { type: 'error'; id: unknown; error: SerializedError } = { type: 'error', id: answer.id, error: serializeError(error) };
+      port.postMessage([refused]);
+    },
+  );
 }
 
 interface Pending<Answer> {

@@ -20,8 +20,7 @@ export async function findOwned<Row extends object>(
       ? (await ownedRow(table, lock).rows(db, values))[0]
       : await sharedReadsOf(db).submit(`${table}\0${values.join('\0')}`, { table, values });
   if (!row) throw errors.notFound(what);
-  // Each caller gets its own copy of a shared read.
-  return { ...row } as Row;
+  return row as Row;
 }
 
 const SHARED_READS_MAX = 1_000;
@@ -35,7 +34,8 @@ const sharedReadsOf = perDatabase(
   (db) =>
     new KeyedBatches<{ table: string; values: string[] }, object | undefined>(async (reads) => {
       const [row] = await ownedRow(reads[0]!.table, false).rows(db, reads[0]!.values);
-      return reads.map(() => row);
+      // Each caller gets its own copy.
+      return reads.map(() => row && { ...row });
     }, SHARED_READS_MAX),
 );
 
