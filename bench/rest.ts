@@ -3,7 +3,8 @@
 //
 // The REST path under load (issue 13): wrk against the project's server, spawned as `npm start` runs it,
 // and in the same run, back to back for every repetition of every row, against a bare Express 5
-// hello-world and a bare node:http hello-world (same request, same connections). Prints medians and
+// hello-world and a bare node:http hello-world (same request, same connections). With both databases,
+// both servers run from the start and take turns within each repetition. Prints medians and
 // spreads (min-max) of requests/s, p50 and p99 latency, the ratio to bare Express, each server's
 // event-loop delay under the load (measured inside the process by bench/support/loopDelayPreload.mjs),
 // the machine's load at start and end, and each goal of issue 13 met or NOT met.
@@ -141,12 +142,33 @@ async function main() {
     http: await startServerProcess(bareSpec('bare node:http', 'bareHttp.mjs')),
   };
   const results: Partial<Record<Backend, BackendRows>> = {};
+  const projects: ProjectUnderTest[] = [];
   try {
-    for (const backend of BACKENDS) {
-      results[backend] = await benchBackend(backend, start.nodeArgs, start.env, bare, workDir);
-      console.log(`\n${formatRestTables(BACKEND_NAMES[backend], results[backend]!)}`);
+    for (const backend of BACKENDS) projects.push(await startProject(backend, start.nodeArgs, start.env, workDir));
+    process.stdout.write(`warm-up (${WARMUP} s per row and server)...`);
+    for (const project of projects) for (const row of rows) for (const target of [bare.express, bare.http, project.server]) await project.measure(target, row, WARMUP);
+    console.log(' done');
+    // Repetitions outermost, the databases taking turns within each: a row's repetitions are measured
+    // minutes apart, each beside its baselines of the same minute, so a slow spell of a shared machine
+    // reaches a few repetitions of every configuration rather than all of one.
+    for (let rep = 1; rep <= REPS; rep++) {
+      for (const project of projects) {
+        for (const row of rows) {
+          process.stdout.write(`rep ${rep}/${REPS} ${project.name} ${row.label}: `);
+          const express = await project.measure(bare.express, row, SECONDS);
+          const http = await project.measure(bare.http, row, SECONDS);
+          const measured = await project.measureWithStreams(row);
+          project.reps.get(row.id)!.push({ project: measured, express, http });
+          console.log(`${Math.round(measured.wrk.rps)} req/s (bare Express ${Math.round(express.wrk.rps)}), p99 ${measured.wrk.p99Ms.toFixed(1)} ms`);
+        }
+      }
+    }
+    for (const project of projects) {
+      results[project.backend] = Object.fromEntries(rows.map((row) => [row.id, summarizeRow(row.label, project.reps.get(row.id)!)]));
+      console.log(`\n${formatRestTables(project.name, results[project.backend]!)}`);
     }
   } finally {
+    for (const project of projects) await project.stop();
     await bare.express.stop();
     await bare.http.stop();
     await rm(workDir, { recursive: true, force: true });
@@ -161,13 +183,31 @@ async function main() {
   console.log(formatGoals(restGoals(results, BACKEND_NAMES)));
 }
 
-async function benchBackend(backend: Backend, nodeArgs: string[], startEnv: Record<string, string>, bare: Bare, workDir: string): Promise<BackendRows> {
+/** The project's server on one database, seeded, with what measures it. */
+interface ProjectUnderTest {
+  backend: Backend;
+  name: string;
+  server: ServerProcess;
+  reps: Map<RowId, Repetition[]>;
+  /** One run of a row's load against `target` (this project's server or a baseline). */
+  measure(target: ServerProcess, row: Row, seconds: number): Promise<Measurement>;
+  /** One run of a row against this project's server, with the row's event streams held open meanwhile. */
+  measureWithStreams(row: Row): Promise<Measurement>;
+  stop(): Promise<void>;
+}
+
+async function startProject(backend: Backend, nodeArgs: string[], startEnv: Record<string, string>, workDir: string): Promise<ProjectUnderTest> {
   const name = BACKEND_NAMES[backend];
   console.log(`\n== ${name}: starting the server`);
   const db = await createBenchDatabase(backend, workDir);
   const adminToken = newAdminToken();
   let server: ServerProcess | undefined;
   let streams: ChildProcess | undefined;
+  const stop = async () => {
+    streams?.kill();
+    await server?.stop();
+    await db.drop();
+  };
   try {
     server = await startServerProcess({
       name: `project (${name})`,
@@ -186,17 +226,18 @@ async function benchBackend(backend: Backend, nodeArgs: string[], startEnv: Reco
       logFile: path.join(workDir, `server-${backend}.log`),
       measureLoop: true,
     });
-    const data = await seed(server.url, adminToken);
+    const project = server;
+    const data = await seed(project.url, adminToken);
     const scripts = new Map<RowId, string>();
     for (const row of rows) {
       const file = path.join(workDir, `${backend}-${row.id}.lua`);
       await writeFile(file, wrkScript(row.request(data)));
       scripts.set(row.id, file);
     }
-    const cpuNow = async () => ({ server: await processCpuMs(server!.pid), postgres: backend === 'postgres' ? await postgresCpuMs() : null });
+    const cpuNow = async () => ({ server: await processCpuMs(project.pid), postgres: backend === 'postgres' ? await postgresCpuMs() : null });
     const measure = async (target: ServerProcess, row: Row, seconds: number): Promise<Measurement> => {
       await target.loopReset();
-      const before = target === server ? await cpuNow() : null;
+      const before = target === project ? await cpuNow() : null;
       const wrk = await runWrk({ baseUrl: target.url, scriptFile: scripts.get(row.id)!, connections: CONNECTIONS, threads: THREADS, seconds });
       const loop = await target.loopRead();
       if (!before) return { wrk, loop };
@@ -205,37 +246,21 @@ async function benchBackend(backend: Backend, nodeArgs: string[], startEnv: Reco
       const postgres = before.postgres === null ? null : perRequestUs(after.postgres! - before.postgres);
       return { wrk, loop, cpu: { server: perRequestUs(after.server - before.server), postgres } };
     };
-    const reps = new Map<RowId, Repetition[]>(rows.map((row) => [row.id, []]));
-    process.stdout.write(`warm-up (${WARMUP} s per row and server)...`);
-    for (const row of rows) for (const target of [bare.express, bare.http, server]) await measure(target, row, WARMUP);
-    console.log(' done');
-    // Repetitions outermost: every row's repetition is measured minutes apart from its next one, and
-    // each beside its baselines of the same minute.
-    for (let rep = 1; rep <= REPS; rep++) {
-      for (const row of rows) {
-        process.stdout.write(`rep ${rep}/${REPS} ${row.label}: `);
-        const express = await measure(bare.express, row, SECONDS);
-        const http = await measure(bare.http, row, SECONDS);
-        if (row.streams) {
-          streams ??= openStreamHolder();
-          // A loaded machine may take minutes to authenticate a thousand streams.
-          await ask(streams, { cmd: 'open', url: `${server.url}/v1/events`, key: data.key, count: row.streams }, 'opened', 600_000);
-        }
-        const project = await measure(server, row, SECONDS);
-        if (row.streams) {
-          const { min, max } = await settledEventCounts(streams!);
-          await ask(streams!, { cmd: 'close' }, 'closed');
-          process.stdout.write(`[each of ${row.streams} streams received ${min === max ? min : `${min}-${max}`} events] `);
-        }
-        reps.get(row.id)!.push({ project, express, http });
-        console.log(`${Math.round(project.wrk.rps)} req/s (bare Express ${Math.round(express.wrk.rps)}), p99 ${project.wrk.p99Ms.toFixed(1)} ms`);
-      }
-    }
-    return Object.fromEntries(rows.map((row) => [row.id, summarizeRow(row.label, reps.get(row.id)!)]));
-  } finally {
-    streams?.kill();
-    await server?.stop();
-    await db.drop();
+    const measureWithStreams = async (row: Row): Promise<Measurement> => {
+      if (!row.streams) return measure(project, row, SECONDS);
+      streams ??= openStreamHolder();
+      // A loaded machine may take minutes to authenticate a thousand streams.
+      await ask(streams, { cmd: 'open', url: `${project.url}/v1/events`, key: data.key, count: row.streams }, 'opened', 600_000);
+      const measured = await measure(project, row, SECONDS);
+      const { min, max } = await settledEventCounts(streams);
+      await ask(streams, { cmd: 'close' }, 'closed');
+      process.stdout.write(`[each of ${row.streams} streams received ${min === max ? min : `${min}-${max}`} events] `);
+      return measured;
+    };
+    return { backend, name, server: project, reps: new Map(rows.map((row) => [row.id, []])), measure, measureWithStreams, stop };
+  } catch (err) {
+    await stop();
+    throw err;
   }
 }
 
