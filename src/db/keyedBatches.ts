@@ -3,8 +3,7 @@
 // before, and a busy key costs a statement per group instead of one per request. A session's messages
 // (each statement locks the session's row: on PostgreSQL, 16 writers queueing on one row lock spent most
 // of the database's CPU on waking one another; the measurements are in the README), and the reads of
-// one owned object (src/services/owned.ts: a read shared by a group still starts after each of its
-// requests arrived).
+// one row (./sharedReads.ts: a read shared by a group still starts after each of its requests arrived).
 import type { Knex } from 'knex';
 import { sqlStateOf } from './errors.js';
 

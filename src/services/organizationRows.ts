@@ -2,6 +2,7 @@
 // among them), so that reading one never depends on the services built on it.
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
+import { readShared } from '../db/sharedReads.js';
 import { statement } from '../db/statement.js';
 
 export interface OrganizationRow {
@@ -18,8 +19,9 @@ export interface OrganizationRow {
 
 const organizationById = statement<OrganizationRow>('SELECT * FROM organizations WHERE id = ?');
 
-export async function findOrganization(db: Knex, orgId: string): Promise<OrganizationRow | undefined> {
-  return (await organizationById.rows(db, [orgId]))[0];
+/** The organization's row; outside a transaction, read once for the callers asking at the same time (../db/sharedReads.ts). */
+export function findOrganization(db: Knex, orgId: string): Promise<OrganizationRow | undefined> {
+  return readShared(db, `organizations\0${orgId}`, async () => (await organizationById.rows(db, [orgId]))[0]);
 }
 
 export async function getOrganization(db: Knex, orgId: string): Promise<OrganizationRow> {

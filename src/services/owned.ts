@@ -1,6 +1,6 @@
 // Objects that belong to an organization in one mode (calls, sessions): what a payer may see of them.
 import type { Knex } from 'knex';
-import { KeyedBatches, perDatabase } from '../db/keyedBatches.js';
+import { readShared } from '../db/sharedReads.js';
 import type { Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { statement, type Statement } from '../db/statement.js';
@@ -15,29 +15,11 @@ export async function findOwned<Row extends object>(
   lock = false,
 ): Promise<Row> {
   const values = [id, payer.orgId, payer.mode];
-  const row =
-    lock || db.isTransaction
-      ? (await ownedRow(table, lock).rows(db, values))[0]
-      : await sharedReadsOf(db).submit(`${table}\0${values.join('\0')}`, { table, values });
+  const read = async () => (await ownedRow(table, lock).rows(db, values))[0];
+  const row = lock ? await read() : await readShared(db, `${table}\0${values.join('\0')}`, read);
   if (!row) throw errors.notFound(what);
   return row as Row;
 }
-
-const SHARED_READS_MAX = 1_000;
-/**
- * Reads of one object outside a transaction, shared by the requests that ask while the previous read
- * of it is in flight (../db/keyedBatches.ts): they wait for it and then share the next read, so every
- * answer was still read after its request arrived. Under load on one object (16 clients posting into
- * one session, polling one call) that is one statement per group instead of one per request.
- */
-const sharedReadsOf = perDatabase(
-  (db) =>
-    new KeyedBatches<{ table: string; values: string[] }, object | undefined>(async (reads) => {
-      const [row] = await ownedRow(reads[0]!.table, false).rows(db, reads[0]!.values);
-      // Each caller gets its own copy.
-      return reads.map(() => row && { ...row });
-    }, SHARED_READS_MAX),
-);
 
 /** One statement per table and lock (the tables are the few that name owned objects). */
 const ownedRows = new Map<string, Statement<object>>();

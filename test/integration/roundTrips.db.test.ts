@@ -2,6 +2,7 @@
 // counted on a warm server (the key already known to the credential cache), not timed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOwned } from '../../src/services/owned.js';
+import { findOrganization } from '../../src/services/organizationRows.js';
 import { backendName } from '../support/databases.js';
 import { countQueries, type QueryCounter } from '../support/queryCounter.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
@@ -57,5 +58,18 @@ describe(`round trips per request (${backendName})`, () => {
     expect(calls[1]).not.toBe(calls[2]);
     // Another organization's request never shares it: not found.
     await expect(findOwned(db, 'calls', { orgId: 'org_other', mode: 'test' }, callId, 'call')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('shares the read of an organization the same way (GET /v1/account under load)', async () => {
+    const db = t.server.app.db;
+    const reads = await queries.during(() => Promise.all(Array.from({ length: 8 }, () => findOrganization(db, orgId))));
+    expect(reads).toHaveLength(2);
+    const orgs = await Promise.all(Array.from({ length: 3 }, () => findOrganization(db, orgId)));
+    expect(orgs.map((org) => org?.id)).toEqual([orgId, orgId, orgId]);
+    expect(orgs[1]).not.toBe(orgs[2]);
+    expect(await findOrganization(db, 'org_missing')).toBeUndefined();
+    // Inside a transaction a read is the transaction's own.
+    const inTransaction = await queries.during(() => db.transaction((trx) => Promise.all([findOrganization(trx, orgId), findOrganization(trx, orgId)])));
+    expect(inTransaction.filter((query) => /organizations/.test(query))).toHaveLength(2);
   });
 });
