@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { postgresCpuMs, processCpuMs } from './support/cpuTime.js';
+import { postgresCpu, postgresCpuSinceMs, processCpuMs } from './support/cpuTime.js';
 import { createBenchDatabase } from './support/databases.js';
 import { table, withSpread } from './support/format.js';
 import { machineLine } from './support/machine.js';
@@ -70,7 +70,7 @@ async function main() {
     const scriptFile = path.join(workDir, 'account.lua');
     await writeFile(scriptFile, wrkScript({ method: 'GET', path: '/v1/account', headers: {} }));
     const measure = async (server: ServerProcess, seconds: number): Promise<Run> => {
-      const before = { server: await processCpuMs(server.pid), postgres: await postgresCpuMs() };
+      const before = { server: await processCpuMs(server.pid), postgres: await postgresCpu() };
       const wrk = await runWrk({ baseUrl: server.url, scriptFile, connections: CONNECTIONS, threads: THREADS, seconds });
       const perRequestUs = (ms: number) => (ms * 1000) / wrk.requests;
       return {
@@ -78,7 +78,7 @@ async function main() {
         p50Ms: wrk.p50Ms,
         p99Ms: wrk.p99Ms,
         serverUs: perRequestUs((await processCpuMs(server.pid)) - before.server),
-        postgresUs: perRequestUs((await postgresCpuMs()) - before.postgres),
+        postgresUs: perRequestUs(await postgresCpuSinceMs(before.postgres)),
       };
     };
     for (const server of [bare, floor]) await measure(server, WARMUP);

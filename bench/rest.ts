@@ -19,7 +19,7 @@ import { freePort } from '../test/support/freePort.js';
 import { BACKEND_NAMES, createBenchDatabase, type Backend } from './support/databases.js';
 import { formatGoals } from './support/goals.js';
 import { ask } from './support/ipc.js';
-import { postgresCpuMs, processCpuMs } from './support/cpuTime.js';
+import { postgresCpu, postgresCpuSinceMs, processCpuMs } from './support/cpuTime.js';
 import { machineLine } from './support/machine.js';
 import { formatRestTables, restGoals, summarizeRow, type BackendRows, type Measurement, type Repetition, type RowId } from './support/restReport.js';
 import { backends, positiveInteger } from './support/options.js';
@@ -234,17 +234,16 @@ async function startProject(backend: Backend, nodeArgs: string[], startEnv: Reco
       await writeFile(file, wrkScript(row.request(data)));
       scripts.set(row.id, file);
     }
-    const cpuNow = async () => ({ server: await processCpuMs(project.pid), postgres: backend === 'postgres' ? await postgresCpuMs() : null });
     const measure = async (target: ServerProcess, row: Row, seconds: number): Promise<Measurement> => {
       await target.loopReset();
-      const before = target === project ? await cpuNow() : null;
+      const before = target === project ? { server: await processCpuMs(project.pid), postgres: backend === 'postgres' ? await postgresCpu() : null } : null;
       const wrk = await runWrk({ baseUrl: target.url, scriptFile: scripts.get(row.id)!, connections: CONNECTIONS, threads: THREADS, seconds });
       const loop = await target.loopRead();
       if (!before) return { wrk, loop };
-      const after = await cpuNow();
       const perRequestUs = (ms: number) => (ms * 1000) / wrk.requests;
-      const postgres = before.postgres === null ? null : perRequestUs(after.postgres! - before.postgres);
-      return { wrk, loop, cpu: { server: perRequestUs(after.server - before.server), postgres } };
+      const server = perRequestUs((await processCpuMs(project.pid)) - before.server);
+      const postgres = before.postgres === null ? null : perRequestUs(await postgresCpuSinceMs(before.postgres));
+      return { wrk, loop, cpu: { server, postgres } };
     };
     const measureWithStreams = async (row: Row): Promise<Measurement> => {
       if (!row.streams) return measure(project, row, SECONDS);

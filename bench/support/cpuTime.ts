@@ -19,15 +19,33 @@ export async function processCpuMs(pid: number): Promise<number> {
   return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8')).cpuMs;
 }
 
-/** CPU milliseconds of every process named `postgres` (processes that end meanwhile are not counted). */
-export async function postgresCpuMs(): Promise<number> {
-  let total = 0;
+/** CPU milliseconds of each process named `postgres` now, by pid. */
+export type PostgresCpu = Map<number, number>;
+
+export async function postgresCpu(): Promise<PostgresCpu> {
+  const byPid: PostgresCpu = new Map();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
     if (stat === null) continue;
     const { comm, cpuMs } = parseStat(stat);
-    if (comm === 'postgres') total += cpuMs;
+    if (comm === 'postgres') byPid.set(Number(entry), cpuMs);
   }
+  return byPid;
+}
+
+/**
+ * CPU milliseconds PostgreSQL's processes used since `before`: each process's own difference, a process
+ * started meanwhile counted whole. A process that ended meanwhile (a connection closed) is left out: what
+ * it used is no longer to be read, and subtracting its earlier total made some runs' figure negative.
+ */
+export async function postgresCpuSinceMs(before: PostgresCpu): Promise<number> {
+  return cpuSpentMs(before, await postgresCpu());
+}
+
+/** What the processes of `now` used since `before` (those that ended meanwhile left out). */
+export function cpuSpentMs(before: PostgresCpu, now: PostgresCpu): number {
+  let total = 0;
+  for (const [pid, cpuMs] of now) total += cpuMs - (before.get(pid) ?? 0);
   return total;
 }

@@ -13,7 +13,7 @@ import { formatProbes, formatStarts, startGoals, summarizeStarts } from '../../b
 import { backends, positiveInteger } from '../../bench/support/options.js';
 import { parseStartScript } from '../../bench/support/startCommand.js';
 import { median, spread } from '../../bench/support/stats.js';
-import { parseStat } from '../../bench/support/cpuTime.js';
+import { cpuSpentMs, parseStat } from '../../bench/support/cpuTime.js';
 import { readFileSync } from 'node:fs';
 import { table, withSpread } from '../../bench/support/format.js';
 import { luaString, parseWrkOutput, runWrk, wrkAvailable, wrkScript, type WrkRequest, type WrkResult } from '../../bench/support/wrk.js';
@@ -232,6 +232,13 @@ describe('a row of bench:rest', () => {
     const line = '4242 (node (worker) 1) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 50 0 0 20 0 11 0 1000 1 1';
     expect(parseStat(line)).toEqual({ comm: 'node (worker) 1', cpuMs: 2000 });
     expect(parseStat(readFileSync('/proc/self/stat', 'utf8')).comm).toBe(readFileSync('/proc/self/comm', 'utf8').trim());
+  });
+
+  it("counts PostgreSQL's CPU per process: one that ended meanwhile is left out, one that started is counted whole", () => {
+    const before = new Map([[10, 500], [11, 900], [12, 40]]);
+    const now = new Map([[10, 530], [12, 60], [13, 15]]);
+    // 30 + 20 + 15: the 900 ms of the connection that closed are not taken off.
+    expect(cpuSpentMs(before, now)).toBe(65);
   });
 
   it('prints throughput and latency tables with spreads', () => {
