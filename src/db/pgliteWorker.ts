@@ -15,8 +15,7 @@ const replies = workerReplies<PgliteResponse>(port);
 // after another within one task, so answers held for the end of the turn would all wait for the last
 // (message posts on PGlite halved).
 function send(message: PgliteResponse): void {
-  replies.send(message);
-  replies.flush();
+  replies.sendNow(message);
 }
 
 /**

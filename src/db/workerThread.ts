@@ -40,6 +40,12 @@ export class MessageBatcher<Message> {
     if (this.waiting.push(message) === 1) setImmediate(() => this.flush());
   }
 
+  /** Posts `message` now, after what waits, with no flush left scheduled for it (a side that answers at once). */
+  sendNow(message: Message): void {
+    this.waiting.push(message);
+    this.flush();
+  }
+
   /** Posts what waits now (before the thread's port closes). */
   flush(): void {
     if (!this.waiting.length) return;

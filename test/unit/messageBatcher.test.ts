@@ -54,4 +54,22 @@ describe('MessageBatcher', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(posted).toEqual([[1]]);
   });
+
+  it('sends one message now, after what waits, and fails only that message if it cannot be cloned', () => {
+    const posted: unknown[][] = [];
+    const failed: number[] = [];
+    const batcher = new MessageBatcher<{ id: number; value?: unknown }>(
+      (messages) => {
+        channel.port1.postMessage(messages);
+        posted.push(messages);
+      },
+      (message) => failed.push(message.id),
+    );
+    batcher.send({ id: 1 });
+    batcher.sendNow({ id: 2 });
+    expect(posted).toEqual([[{ id: 1 }, { id: 2 }]]);
+    batcher.sendNow({ id: 3, value: () => 'a function' });
+    expect(failed).toEqual([3]);
+    expect(posted).toHaveLength(1);
+  });
 });
