@@ -257,8 +257,9 @@ describe(`media plane, live mode (${backendName})`, () => {
       for (const ws of [agentMic, customerMic]) ws.close();
     });
 
-    const event = await t.server.app.db('events').where({ call_id: id, type: 'call.balance_exhausted' }).first();
-    expect(event).toBeTruthy();
+    // The event is stored beside the notice, not before it.
+    const exhaustedEvent = () => t.server.app.db('events').where({ call_id: id, type: 'call.balance_exhausted' }).first();
+    await waitUntil(async () => (await exhaustedEvent()) !== undefined, 0, 'the call.balance_exhausted event');
     expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
     for (const ws of [agentHears.ws, customerHears.ws]) ws.close();
   });
