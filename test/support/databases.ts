@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
+import pg from 'pg';
 import { inject } from 'vitest';
 import type { EmbeddedLease, MemoryDatabase } from '../../src/db/database.js';
 import { PgliteThread } from '../../src/db/pgliteThread.js';
-import { runAdmin, withDatabase } from './migratedDatabase.js';
+import { runAdmin, runDatabaseName, withDatabase } from './migratedDatabase.js';
 
 /** Which backend the database tests run on; set TEST_DATABASE_URL for PostgreSQL. */
 export const backendName: 'postgres' | 'pglite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
@@ -24,20 +24,79 @@ export interface TestDatabaseOptions {
 }
 
 /**
- * A fresh database for one test file: a new database on the TEST_DATABASE_URL
- * server (so test files never see each other's rows), or an in-memory PGlite.
+ * A fresh database for one test file: a database of its own on the TEST_DATABASE_URL server (so test files
+ * never see each other's rows), or an in-memory PGlite.
  */
 export async function createTestDatabase({ migrated = false }: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) return { memory: migrated ? { lease: await leaseMigrated() } : { snapshot: await snapshotFile('pgliteEmptySnapshot') }, drop: async () => {} };
-  const name = `t_${randomBytes(6).toString('hex')}`;
-  await runAdmin(adminUrl, `CREATE DATABASE ${name}${migrated ? ` TEMPLATE ${provided('postgresTemplate')}` : ''}`);
+  if (migrated) return leaseMigratedPostgres(adminUrl);
+  const name = runDatabaseName(provided('postgresTemplate'));
+  await runAdmin(adminUrl, `CREATE DATABASE ${name}`);
+  return { databaseUrl: withDatabase(adminUrl, name), memory: false, drop: () => dropDatabase(adminUrl, name) };
+}
+
+/**
+ * Migrated PostgreSQL databases that servers of earlier test files gave back, emptied, by template. As with
+ * PGlite below: CREATE DATABASE copies the template (about 0.5 s) and DROP DATABASE makes the server
+ * checkpoint (1-2 s on a busy machine), where emptying one costs a TRUNCATE. The run's teardown drops them
+ * (migratedDatabase.ts).
+ */
+const idlePostgres = new Map<string, string[]>();
+let migratedFingerprint: Promise<string> | undefined;
+
+async function leaseMigratedPostgres(adminUrl: string): Promise<TestDatabase> {
+  const template = provided('postgresTemplate');
+  const idle = idlePostgres.get(template) ?? [];
+  idlePostgres.set(template, idle);
+  let name = idle.pop();
+  if (!name) {
+    name = runDatabaseName(template);
+    await runAdmin(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+  }
+  const databaseUrl = withDatabase(adminUrl, name);
+  migratedFingerprint ??= withClient(databaseUrl, schemaFingerprint);
+  const leased = name;
   return {
-    databaseUrl: withDatabase(adminUrl, name),
+    databaseUrl,
     memory: false,
-    // FORCE: a test that failed midway may still hold connections.
-    drop: () => runAdmin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    async drop() {
+      // A database whose tables a test changed, or that cannot be emptied, is not lent again.
+      if (await emptiedPostgres(adminUrl, databaseUrl, leased, await migratedFingerprint!)) idle.push(leased);
+      else await dropDatabase(adminUrl, leased);
+    },
   };
+}
+
+/** Back to the template's state: nobody connected (a server a test killed may have left some), no rows, sequences at their start. */
+async function emptiedPostgres(adminUrl: string, databaseUrl: string, name: string, fingerprint: string): Promise<boolean> {
+  try {
+    await runAdmin(adminUrl, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+    return await withClient(databaseUrl, async (query) => {
+      if ((await schemaFingerprint(query)) !== fingerprint) return false;
+      const { rows } = await query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'knex_migrations%'`);
+      const tables = (rows as { tablename: string }[]).map((row) => `"${row.tablename}"`);
+      if (tables.length) await query(`TRUNCATE ${tables.join(', ')} RESTART IDENTITY CASCADE`);
+      return true;
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** FORCE: a test that failed midway may still hold connections. */
+const dropDatabase = (adminUrl: string, name: string) => runAdmin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+
+type Query = (sql: string) => Promise<{ rows: unknown[] }>;
+
+async function withClient<T>(databaseUrl: string, work: (query: Query) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await work((sql) => client.query(sql));
+  } finally {
+    await client.end();
+  }
 }
 
 const snapshots = new Map<SnapshotKey, Promise<Blob>>();
@@ -51,12 +110,13 @@ const idle: PgliteThread[] = [];
 
 async function leaseMigrated(): Promise<EmbeddedLease> {
   const thread = idle.pop() ?? (await PgliteThread.start({ loadDataDir: await (await snapshotFile('pgliteSnapshot')).arrayBuffer() }));
-  const schema = await schemaFingerprint(thread);
+  const query: Query = (sql) => thread.query(sql);
+  const schema = await schemaFingerprint(query);
   return {
     thread,
     async giveBack() {
       // A database whose tables a test changed, or whose worker ended, is not lent again.
-      if (thread.closed || (await schemaFingerprint(thread).catch(() => null)) !== schema || !(await emptied(thread))) {
+      if (thread.closed || (await schemaFingerprint(query).catch(() => null)) !== schema || !(await emptied(thread))) {
         await thread.close();
         return;
       }
@@ -65,8 +125,9 @@ async function leaseMigrated(): Promise<EmbeddedLease> {
   };
 }
 
-async function schemaFingerprint(thread: PgliteThread): Promise<string> {
-  const { rows } = await thread.query(
+/** The public tables' columns, their types and defaults, in one hash. */
+async function schemaFingerprint(query: Query): Promise<string> {
+  const { rows } = await query(
     `SELECT md5(string_agg(table_name || '.' || column_name || ':' || data_type || ':' || coalesce(column_default, ''), ',' ORDER BY table_name, column_name)) AS fingerprint
      FROM information_schema.columns WHERE table_schema = 'public'`,
   );

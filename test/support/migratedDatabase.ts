@@ -38,7 +38,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await knex.destroy();
     }
     project.provide('postgresTemplate', template);
-    return () => runAdmin(adminUrl, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    return async () => {
+      // The test databases of the run (test/support/databases.ts lends them from file to file), then the template.
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [runDatabasePrefix(template)]);
+        for (const { datname } of rows as { datname: string }[]) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+        await client.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    };
   }
   const pglite = new PGlite();
   const knex = createKnex({ client: ClientPGLite, connection: () => ({ pglite }) as Knex.StaticConnectionConfig });
@@ -62,6 +73,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('pgliteSnapshot', await save('migrated.tar', migrated));
   return () => rm(dir, { recursive: true, force: true });
 }
+
+/** A database name of this run, from its template's: the teardown drops every one that carries the mark. */
+export const runDatabaseName = (template: string) => `${runDatabasePrefix(template)}${randomBytes(6).toString('hex')}`;
+const runDatabasePrefix = (template: string) => `t_${template.replace(/^t_template_/, '')}_`;
 
 export async function runAdmin(adminUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
