@@ -295,7 +295,7 @@ describe('the customer chat page in chromium', () => {
       expect(opened.errors).toEqual([]);
     }
     await Promise.all([page.close(), stale.page.close(), fresh.page.close()]);
-  }, 120_000);
+  });
 
   it('a session closed while the page was connecting its stream shows as closed once the stream is open', async () => {
     const orgId = await t.createOrg();
@@ -340,7 +340,7 @@ describe('the customer chat page in chromium', () => {
       expect(errors).toEqual([]);
       await page.close();
     }
-  }, 60_000);
+  });
 
   it("speaks the customer's language from the shared catalogue: Spanish words, Arabic right to left, English otherwise", async () => {
     const orgId = await t.createOrg();
@@ -358,7 +358,7 @@ describe('the customer chat page in chromium', () => {
       expect(errors).toEqual([]);
       await page.close();
     }
-  }, 60_000);
+  });
 
   it('shows an API error (402 of a live organization without balance) as a notice and keeps the text', async () => {
     const orgId = await t.createOrg({ name: 'Broke Ltd', balance: 0 });
@@ -381,5 +381,5 @@ describe('the customer chat page in chromium', () => {
     expect(await page.getByTestId('message').count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
-  }, 60_000);
+  });
 });

@@ -119,7 +119,7 @@ describe('Prism mock (npm run mock)', () => {
     };
     await Promise.all(Array.from({ length: 8 }, worker));
     expect(failures).toEqual([]);
-  }, 120_000);
+  });
 
   /** A request the operation accepts, built from the contract's own examples. */
   function requestFor(apiPath: string, method: string): { url: string; init: RequestInit } {

@@ -126,5 +126,5 @@ describe('a server whose embedded database worker dies', () => {
     expect(code).toBe(1);
     expect(output, output).toContain("the embedded database stopped (its worker thread ended); exiting");
     expect(output).toMatch(/worker thread stopped \(exit code 1\)/);
-  }, 120_000);
+  });
 });

@@ -55,5 +55,5 @@ describe('the compiled server (npm start)', () => {
       server.kill('SIGTERM');
     }
     expect((await exited)[0]).toBe(0);
-  }, 180_000);
+  });
 });

@@ -128,5 +128,5 @@ describe(`kill -9 under load (${backendName})`, () => {
       await checkMoney(knex, org.org_id, sent);
       expect(await knex('instances')).toEqual([]);
     });
-  }, 240_000);
+  });
 });
