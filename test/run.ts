@@ -19,6 +19,7 @@
 // their own generous limits (vitest.config.ts); a stage is stopped only when it shows no progress at all for
 // TEST_STAGE_STUCK_MS: no line of output and, in a vitest stage, no test or hook finished.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,6 +34,7 @@ const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const NGINX_PATH = process.env.NGINX_PATH || '/usr/sbin/nginx';
 const STAGE_STUCK_MS = Number(process.env.TEST_STAGE_STUCK_MS || 10 * 60_000);
+const TYPECHECK_STATE = path.join(os.tmpdir(), `lia-typecheck-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}.tsbuildinfo`);
 
 // ---- prerequisites -----------------------------------------------------------------------------
 
@@ -146,7 +148,13 @@ const VITEST_SUMMARY = /^\s*Tests\s+.*\(\d+\)\s*$/m;
 
 const STAGES: Stage[] = [
   { name: 'codegen', command: node('codegen/check.ts'), needs: [] },
-  { name: 'typecheck', command: [process.execPath, path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], needs: [] },
+  {
+    name: 'typecheck',
+    // Incremental: a run after the first checks again what changed since (20 s of CPU -> about 6), and
+    // tsc reports the errors it remembers; the state file lives outside the checkout, one per checkout.
+    command: [process.execPath, path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.', '--incremental', '--tsBuildInfoFile', TYPECHECK_STATE],
+    needs: [],
+  },
   {
     name: 'imports',
     command: [process.execPath, path.join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', 'handlers', '--config', '.dependency-cruiser.cjs'],
