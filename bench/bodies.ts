@@ -6,6 +6,7 @@
 // sent --reps times to the server as `npm start` runs it; the figure is the longest event-loop delay the
 // server process saw while answering (monitorEventLoopDelay, 5 ms resolution, bench/support/
 // loopDelayPreload.mjs), beside the same figure for a small valid request in the same run.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,12 +67,14 @@ function wav(seconds: number): Blob {
   for (let i = 0; i < samples; i++) bytes.writeInt16LE(Math.round(8_000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
   return new Blob([bytes], { type: 'audio/wav' });
 }
-const voice = (seconds: number) => {
+const voice = (audio: Blob, name = 'voice.wav') => {
   const form = new FormData();
   form.append('sender', 'customer');
-  form.append('audio', wav(seconds), 'voice.wav');
+  form.append('audio', audio, name);
   return form;
 };
+/** Chromium's recording of 125 s of Opus in WebM: every packet is decoded to measure it. */
+const longOpus = new Blob([readFileSync(path.join(ROOT, 'test/fixtures/audio/long-125s.webm'))], { type: 'audio/webm' });
 const finnish = 'Hei, tilaukseni on myöhässä ja haluaisin tietää, milloin se saapuu. ';
 
 const CASES: Case[] = [
@@ -89,8 +92,9 @@ const CASES: Case[] = [
   },
   { name: 'translate: 5 texts of 10,000 characters (valid)', request: () => ({ path: '/v1/translate', body: json({ target: 'en', text: Array.from({ length: 5 }, () => finnish.repeat(150).slice(0, 10_000)) }) }) },
   { name: 'message of 4,000 characters (valid)', request: (f) => ({ path: `/v1/sessions/${f.sessionId}/messages`, body: json({ sender: 'customer', text: finnish.repeat(60).slice(0, 4_000) }) }) },
-  { name: 'voice message of 2 minutes (valid)', request: (f) => ({ path: `/v1/sessions/${f.sessionId}/voice`, body: voice(120) }) },
-  { name: 'voice message of 5 minutes (too long)', request: (f) => ({ path: `/v1/sessions/${f.sessionId}/voice`, body: voice(300) }) },
+  { name: 'voice message, WAV of 2 minutes (valid)', request: (f) => ({ path: `/v1/sessions/${f.sessionId}/voice`, body: voice(wav(120)) }) },
+  { name: 'voice message, WAV of 5 minutes (too long)', request: (f) => ({ path: `/v1/sessions/${f.sessionId}/voice`, body: voice(wav(300)) }) },
+  { name: 'voice message, Opus of 125 s (too long)', request: (f) => ({ path: `/v1/sessions/${f.sessionId}/voice`, body: voice(longOpus, 'voice.webm') }) },
 ];
 
 interface Sample {
