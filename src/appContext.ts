@@ -53,7 +53,7 @@ export interface AppContext {
   audioSocketPort: number;
   /** This server instance (src/instances.ts): the holds and running requests it owns carry it. */
   instanceId: string;
-  /** The wall clock of console sessions and their expiry (Date.now; tests put a fake one here). */
+  /** The wall clock of console sessions and OAuth codes and tokens, and their expiry (Date.now; tests put a fake one here). */
   now: () => number;
   /** Aborted when the server stops: long-lived streams and sockets end themselves. */
   shutdown: AbortSignal;

@@ -44,7 +44,7 @@ function consentPage(request: AuthorizationRequest, member: SignedInMember): str
 <ul>${scopes}</ul>
 <p>It acts in live mode, and what it does is billed to ${escapeHtml(member.orgName)}. You can disconnect it at any time in the console.</p>
 <form method="post" action="${AUTHORIZE_PATH}">
-${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUri)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
+${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUriSent ? request.redirectUri : null)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
 <div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="allow">Allow</button></div>
 </form>`,
   );
@@ -98,7 +98,7 @@ export function authorizePageRouter(app: AppContext): express.Router {
     if (form.decision !== 'allow') {
       return res.redirect(302, backToApp(request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
     }
-    const code = await approve(app.db, request, { orgId: member.orgId, memberId: member.id });
+    const code = await approve(app, request, { orgId: member.orgId, memberId: member.id });
     res.redirect(302, backToApp(request.redirectUri, { code, state: request.state }));
   });
 

@@ -80,6 +80,24 @@ describe(`OAuth apps (${backendName})`, () => {
     return { client, verifier, callback: oauth.validateAuthResponse(as, client, back, state) };
   }
 
+  /** A confidential app's first tokens (consent with PKCE, the code traded with Basic authentication). */
+  async function connected(app: { client_id: string; client_secret: string | null }, params: Record<string, string> = {}) {
+    const { client, verifier, callback } = await approvedCode(app, params);
+    const auth = oauth.ClientSecretBasic(app.client_secret!);
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, insecure));
+    return { client, auth, tokens };
+  }
+
+  const accountStatus = async (accessToken: string) => (await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${accessToken}` } })).status;
+
+  /** A token request with exactly this form (oauth4webapi always sends redirect_uri). */
+  const tokenRequest = (app: { client_id: string; client_secret: string | null }, form: Record<string, string>) =>
+    fetch(`${t.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}` },
+      body: new URLSearchParams(form),
+    });
+
   it('a confidential app gets tokens through consent, PKCE and Basic authentication, and acts on /v1 in live mode with the granted scopes', async () => {
     const app = await registerApp();
     const { client, verifier, callback } = await approvedCode(app, { scope: 'account:read events:read' });
@@ -131,6 +149,97 @@ describe(`OAuth apps (${backendName})`, () => {
     expect((await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${second.access_token}` } })).status).toBe(401);
     const afterReuse = await oauth.refreshTokenGrantRequest(as, client, auth, second.refresh_token!, insecure);
     expect(afterReuse.status).toBe(400);
+  });
+
+  it('a refused refresh (a wider scope, another app) leaves the refresh token unused and the connection intact: the next valid refresh works (RFC 6749 5.2)', async () => {
+    const app = await registerApp();
+    const { client, auth, tokens } = await connected(app, { scope: 'account:read' });
+    const wider = await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, { ...insecure, additionalParameters: { scope: 'account:read sessions:read' } });
+    expect(wider.status).toBe(400);
+    expect(await wider.json()).toMatchObject({ error: 'invalid_scope' });
+    const other = await registerApp();
+    const byOther = await oauth.refreshTokenGrantRequest(as, { client_id: other.client_id }, oauth.ClientSecretBasic(other.client_secret!), tokens.refresh_token!, insecure);
+    expect(byOther.status).toBe(400);
+    expect((await byOther.json()).error).toBe('invalid_grant');
+    const connection = await t.server.app.db('oauth_connections').where({ client_id: app.client_id }).first();
+    expect(connection.revoked_at).toBeNull();
+    expect(await t.server.app.db('oauth_tokens').where({ connection_id: connection.id, kind: 'refresh' }).whereNotNull('used_at')).toHaveLength(0);
+
+    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure));
+    expect(refreshed.scope).toBe('account:read');
+    expect(await accountStatus(tokens.access_token)).toBe(200);
+    expect(await accountStatus(refreshed.access_token)).toBe(200);
+  });
+
+  it('a refresh may narrow the scope of its access token; the next refresh without scope gets the whole grant again (RFC 6749 6)', async () => {
+    const app = await registerApp();
+    const { client, auth, tokens } = await connected(app, { scope: 'account:read sessions:read' });
+    expect(tokens.scope).toBe('sessions:read account:read');
+    const narrowed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, { ...insecure, additionalParameters: { scope: 'account:read' } }),
+    );
+    expect(narrowed.scope).toBe('account:read');
+    expect((await fetch(`${t.url}/v1/sessions`, { headers: { Authorization: `Bearer ${narrowed.access_token}` } })).status).toBe(403);
+    const whole = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, narrowed.refresh_token!, insecure));
+    expect(whole.scope).toBe('sessions:read account:read');
+    expect((await fetch(`${t.url}/v1/sessions`, { headers: { Authorization: `Bearer ${whole.access_token}` } })).status).toBe(200);
+  });
+
+  it('redirect_uri at the token endpoint (RFC 6749 4.1.3): not needed when the authorization request left it out, needed and exact when it named it; those refusals leave the code usable, a wrong PKCE verifier uses it up', async () => {
+    const app = await registerApp();
+    // Left out at the authorization request: the app's only registered redirect URI is used, and the
+    // token request may leave it out too, or name that same one.
+    for (const sendsIt of [false, true]) {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const back = await consent(member, `/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: app.client_id, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })}`);
+      expect(back.origin + back.pathname).toBe(REDIRECT);
+      const code = back.searchParams.get('code')!;
+      const res = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier, ...(sendsIt ? { redirect_uri: REDIRECT } : {}) });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect((await res.json()).access_token).toMatch(/^spk_at_/);
+    }
+
+    // Named at the authorization request: the token request must repeat it exactly.
+    const { verifier, callback } = await approvedCode(app);
+    const code = callback.get('code')!;
+    const missing = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier });
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error).toBe('invalid_request');
+    const other = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: 'https://helpdesk.example.com/other' });
+    expect(other.status).toBe(400);
+    expect((await other.json()).error).toBe('invalid_grant');
+    const exact = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT });
+    expect(exact.status).toBe(200);
+
+    // A wrong verifier is the one refusal that uses the code up: whoever holds a stolen code gets one try.
+    const guessed = await approvedCode(app);
+    const wrong = await tokenRequest(app, { grant_type: 'authorization_code', code: guessed.callback.get('code')!, code_verifier: oauth.generateRandomCodeVerifier(), redirect_uri: REDIRECT });
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).error).toBe('invalid_grant');
+    const after = await tokenRequest(app, { grant_type: 'authorization_code', code: guessed.callback.get('code')!, code_verifier: guessed.verifier, redirect_uri: REDIRECT });
+    expect(after.status).toBe(400);
+    expect((await after.json()).error).toBe('invalid_grant');
+  });
+
+  it('the same code or refresh token twice at once: one request gets tokens, the other is a replay that revokes the connection', async () => {
+    const app = await registerApp();
+    const { client, verifier, callback } = await approvedCode(app);
+    const auth = oauth.ClientSecretBasic(app.client_secret!);
+    const exchanges = await Promise.all([0, 1].map(() => oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, insecure)));
+    expect(exchanges.map((res) => res.status).sort()).toEqual([200, 400]);
+    const issued = await exchanges.find((res) => res.status === 200)!.json();
+    expect(await accountStatus(issued.access_token)).toBe(401);
+
+    const { tokens } = await connected(app);
+    const refreshes = await Promise.all([0, 1].map(() => oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure)));
+    expect(refreshes.map((res) => res.status).sort()).toEqual([200, 400]);
+    const refused = await refreshes.find((res) => res.status === 400)!.json();
+    expect(refused.error).toBe('invalid_grant');
+    const rotated = await refreshes.find((res) => res.status === 200)!.json();
+    expect(await accountStatus(rotated.access_token)).toBe(401);
+    expect(await accountStatus(tokens.access_token)).toBe(401);
   });
 
   it('revocation (RFC 7009) stops every token of the connection and ends its open event stream at once; always 200', async () => {
