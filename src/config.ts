@@ -6,6 +6,7 @@ export type TranslationEngineName = 'openai' | 'deepl' | 'libretranslate';
 export interface Config {
   port: number;
   host: string;
+  /** Where clients reach this server (links, Twilio's callbacks, the OAuth issuer); no trailing slash. */
   publicBaseUrl: string;
   databaseUrl: string | undefined;
   /** How long the database may take before a request gets 503 with Retry-After instead of waiting. */
@@ -318,6 +319,8 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const sealingKey = secretsKey();
   const publicBaseUrl = url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  // Paths are appended to it, and it is the OAuth issuer identifier, which has neither (RFC 8414 2).
+  if (/[?#]/.test(publicBaseUrl)) problems.push('PUBLIC_BASE_URL must not have a query or a fragment');
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',

@@ -65,10 +65,14 @@ export async function checkAuthorization(db: Knex, params: AuthorizationParams):
 
 export const isProblem = (checked: AuthorizationRequest | AuthorizationProblem): checked is AuthorizationProblem => 'kind' in checked;
 
-/** Where the browser goes back to the app: the redirect URI with `params` added to its query. */
-export function backToApp(redirectUri: string, params: Record<string, string | null>): string {
+/**
+ * Where the browser goes back to the app: the redirect URI with `params` added to its query, and `iss`,
+ * this server's issuer identifier, on every answer, success or error (RFC 9207): an app that talks to
+ * several servers can tell which one answered (mix-up attacks, RFC 9700 4.4).
+ */
+export function backToApp(issuer: string, redirectUri: string, params: Record<string, string | null>): string {
   const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.set(name, value);
+  for (const [name, value] of Object.entries({ ...params, iss: issuer })) if (value !== null) url.searchParams.set(name, value);
   return url.toString();
 }
 

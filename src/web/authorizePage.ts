@@ -19,6 +19,7 @@ import {
   type AuthorizationParams,
   type AuthorizationRequest,
 } from '../oauth/authorization.js';
+import { issuerOf } from '../oauth/metadata.js';
 
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oauth');
@@ -64,13 +65,14 @@ function authorizeUrl(params: AuthorizationParams): string {
 
 export function authorizePageRouter(app: AppContext): express.Router {
   const router = express.Router();
+  const issuer = issuerOf(app.config);
 
   /** Checks the request; answers the problem itself and returns null when there is one. */
   const checked = async (res: Response, params: AuthorizationParams): Promise<AuthorizationRequest | null> => {
     const request = await checkAuthorization(app.db, params);
     if (!isProblem(request)) return request;
     if (request.kind === 'page') errorPage(res, 400, request.message);
-    else res.redirect(302, backToApp(request.redirectUri, { error: request.error, error_description: request.description, state: request.state }));
+    else res.redirect(302, backToApp(issuer, request.redirectUri, { error: request.error, error_description: request.description, state: request.state }));
     return null;
   };
 
@@ -96,10 +98,10 @@ export function authorizePageRouter(app: AppContext): express.Router {
       throw err;
     }
     if (form.decision !== 'allow') {
-      return res.redirect(302, backToApp(request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
+      return res.redirect(302, backToApp(issuer, request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
     }
     const code = await approve(app, request, { orgId: member.orgId, memberId: member.id });
-    res.redirect(302, backToApp(request.redirectUri, { code, state: request.state }));
+    res.redirect(302, backToApp(issuer, request.redirectUri, { code, state: request.state }));
   });
 
   router.use('/oauth2-assets', express.static(assets, { index: false, maxAge: '5m' }));

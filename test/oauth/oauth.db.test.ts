@@ -1,11 +1,12 @@
 // OAuth for installed apps, driven by a real OAuth client library (oauth4webapi) against the running
-// server: registration by the operator, a member's sign-in and consent, the code and refresh grants,
-// the access token on /v1, revocation and everything that must refuse.
+// server: discovery of its metadata, registration by the operator, a member's sign-in and consent, the
+// code and refresh grants, the access token on /v1, revocation and everything that must refuse.
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { startLibreTranslateStandIn } from '../support/standins/libreTranslateStandIn.js';
 import type { StandInServer } from '../support/standins/standInServer.js';
+import { freePort } from '../support/freePort.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 import { FormBrowser, formFields } from './formBrowser.js';
 import { openEventStream } from '../support/sse.js';
@@ -59,11 +60,22 @@ describe(`OAuth apps (${backendName})`, () => {
   let translator: StandInServer & { url: string };
   beforeAll(async () => {
     translator = await startLibreTranslateStandIn({ apiKey: 'lt-key' });
-    t = await startTestServer({ APP_RATE_LIMIT_PER_MINUTE: '5', LIBRETRANSLATE_URL: translator.url, LIBRETRANSLATE_API_KEY: 'lt-key' });
+    // The issuer the server names (its metadata, `iss`) is PUBLIC_BASE_URL: its real address here.
+    const port = await freePort();
+    t = await startTestServer({
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      APP_RATE_LIMIT_PER_MINUTE: '5',
+      LIBRETRANSLATE_URL: translator.url,
+      LIBRETRANSLATE_API_KEY: 'lt-key',
+    });
     orgId = await t.createOrg({ name: 'Acme Support', balance: 10 });
     const created = await admin(`/admin/orgs/${orgId}/members`, { body: { email: 'ana@acme.example', password: PASSWORD } });
     expect(created.status).toBe(201);
-    as = { issuer: t.url, token_endpoint: `${t.url}/oauth2/token`, revocation_endpoint: `${t.url}/oauth2/revoke` };
+    // Discovered as a client would (RFC 8414): the metadata says `iss` is sent, so every
+    // validateAuthResponse below also checks it (RFC 9207).
+    const issuer = new URL(t.url);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
     member = await signedIn('ana@acme.example');
   });
   afterAll(async () => {
@@ -149,6 +161,42 @@ describe(`OAuth apps (${backendName})`, () => {
     expect((await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${second.access_token}` } })).status).toBe(401);
     const afterReuse = await oauth.refreshTokenGrantRequest(as, client, auth, second.refresh_token!, insecure);
     expect(afterReuse.status).toBe(400);
+  });
+
+  it('serves its metadata (RFC 8414) and names itself as iss on the authorization responses, success and error (RFC 9207)', async () => {
+    const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({
+      issuer: t.url,
+      authorization_endpoint: `${t.url}/oauth2/authorize`,
+      token_endpoint: `${t.url}/oauth2/token`,
+      revocation_endpoint: `${t.url}/oauth2/revoke`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      scopes_supported: ['calls:read', 'calls:write', 'sessions:read', 'sessions:write', 'translate', 'events:read', 'account:read', 'webhooks:read', 'webhooks:write'],
+      authorization_response_iss_parameter_supported: true,
+      service_documentation: `${t.url}/docs`,
+    });
+
+    const app = await registerApp();
+    const state = oauth.generateRandomState();
+    const allowed = await consent(member, authorizeUrl(app.client_id, { state }));
+    expect(allowed.searchParams.get('iss')).toBe(t.url);
+    // The client library refuses a response without iss, or with another server's.
+    expect(oauth.validateAuthResponse(as, { client_id: app.client_id }, allowed, state).get('code')).toMatch(/^spk_ac_/);
+    const forged = new URL(allowed);
+    forged.searchParams.set('iss', 'https://mix-up.example');
+    expect(() => oauth.validateAuthResponse(as, { client_id: app.client_id }, forged, state)).toThrow(/iss/);
+
+    const denied = await consent(member, authorizeUrl(app.client_id, { state: 'd' }), 'deny');
+    expect(Object.fromEntries(denied.searchParams)).toMatchObject({ error: 'access_denied', state: 'd', iss: t.url });
+    const refused = new URL((await member.request(authorizeUrl(app.client_id, { scope: 'calls:write', state: 'r' }))).headers.get('location')!);
+    expect(Object.fromEntries(refused.searchParams)).toMatchObject({ error: 'invalid_scope', state: 'r', iss: t.url });
   });
 
   it('a refused refresh (a wider scope, another app) leaves the refresh token unused and the connection intact: the next valid refresh works (RFC 6749 5.2)', async () => {
