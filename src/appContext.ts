@@ -35,10 +35,10 @@ export interface AppContext {
    */
   actingApp: string | null;
   /**
-   * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a pass soon (something
-   * became due); `tick` runs one after the current one and resolves when it is done (tests).
+   * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a claim soon (something
+   * became due); `tick` claims what is due and resolves when this process has nothing more under way (tests).
    */
-  webhooks: { nudge(): void; tick(): Promise<number> };
+  webhooks: { nudge(): void; tick(): Promise<void> };
   /** Announces revoked credentials to the streams open with them. */
   revocations: RevocationBus;
   /** API keys recently looked up, forgotten when their revocation is announced. */

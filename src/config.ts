@@ -102,6 +102,16 @@ export interface WebhookSettings {
   timeoutMs: number;
   /** How often an instance looks for deliveries that are due (retries); new events are sent at once. */
   pollIntervalMs: number;
+  /** Attempts in flight at once in this instance, all endpoints together (WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /**
+   * Attempts in flight at once for one organization's endpoints of one mode, across every instance
+   * sharing the database (WEBHOOK_CONCURRENCY_PER_ORGANIZATION): endpoints that hang take this many
+   * slots, never everyone's.
+   */
+  perOrganization: number;
+  /** Attempts in flight at once to one endpoint, across every instance (WEBHOOK_CONCURRENCY_PER_ENDPOINT). */
+  perEndpoint: number;
 }
 
 export interface IceServer {
@@ -370,6 +380,9 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateAddresses: flag('WEBHOOK_ALLOW_PRIVATE_ADDRESSES'),
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       pollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', 5_000, 100, 600_000),
+      concurrency: integer('WEBHOOK_CONCURRENCY', 100, 1, 10_000),
+      perOrganization: integer('WEBHOOK_CONCURRENCY_PER_ORGANIZATION', 10, 1, 1_000),
+      perEndpoint: integer('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 3, 1, 100),
     },
     engines: {
       translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),

@@ -27,6 +27,10 @@ export interface WebhookEndpointRow {
   disabled_at: Date | null;
   disabled_reason: 'manual' | 'failing' | null;
   failing_since: Date | null;
+  /** Failed attempts since the last success (src/webhooks/circuit.ts). */
+  consecutive_failures: number;
+  /** Its due deliveries wait until then; then one probe. */
+  circuit_open_until: Date | null;
 }
 
 export interface WebhookEndpointOut {
@@ -150,12 +154,15 @@ export async function updateEndpoint(deps: WebhookDeps, payer: Payer, id: string
   const row = await deps.db.transaction(async (trx) => {
     const current = await findEndpoint(trx, payer, id, true);
     const update: Partial<WebhookEndpointRow> = {};
-    if (change.url !== undefined) update.url = change.url;
+    // Another URL is another receiver: the old one's failures say nothing about it.
+    if (change.url !== undefined && change.url !== current.url) Object.assign(update, { url: change.url, consecutive_failures: 0, circuit_open_until: null });
     if (enabledEvents) update.enabled_events = enabledEvents;
     if (change.description !== undefined) update.description = change.description;
     if (change.disabled === true && current.disabled_at === null) Object.assign(update, { disabled_at: new Date(deps.now()), disabled_reason: 'manual' });
-    // Enabled again: its failures so far no longer count towards disabling it.
-    if (change.disabled === false) Object.assign(update, { disabled_at: null, disabled_reason: null, failing_since: null });
+    // Enabled again: its failures so far no longer count towards disabling or pausing it.
+    if (change.disabled === false) {
+      Object.assign(update, { disabled_at: null, disabled_reason: null, failing_since: null, consecutive_failures: 0, circuit_open_until: null });
+    }
     if (!Object.keys(update).length) return current;
     const [updated] = await trx<WebhookEndpointRow>('webhook_endpoints').where({ id }).update(update).returning('*');
     return updated;
