@@ -143,34 +143,38 @@ export class WebhookWorker {
     const giveUpAt = firstAttempt + RETRY_FOR_MS;
     const failures = delivery.attempt_count + 1;
     await withEvents(serverMade(this.app), async (trx, emit) => {
+      // The endpoint first, as deleting it locks it before its deliveries: the same order, no deadlock.
+      // Deleted while the attempt was in flight: its deliveries went with it, and there is nothing to record.
+      const [endpoint] = await trx<WebhookEndpointRow>('webhook_endpoints')
+        .where({ id: delivery.endpoint_id })
+        .update(
+          succeeded
+            ? { failing_since: null, consecutive_failures: 0, circuit_open_until: null }
+            : { failing_since: trx.raw('coalesce(failing_since, ?)', [at]), consecutive_failures: trx.raw('consecutive_failures + 1') },
+        )
+        .returning('*');
+      if (!endpoint) return;
+      const update = succeeded
+        ? { status: 'succeeded', next_attempt_at: null }
+        : now >= giveUpAt
+          ? { status: 'failed', next_attempt_at: null }
+          : { status: 'pending', next_attempt_at: new Date(Math.min(now + retryDelayMs(failures), giveUpAt)) };
+      const [stored] = await trx('webhook_deliveries')
+        .where({ id: delivery.id })
+        .update({ ...update, attempt_count: failures, first_attempted_at: new Date(firstAttempt), lease_expires_at: null })
+        .returning('id');
+      // Erased meanwhile with its event (retention).
+      if (!stored) return;
       await trx('webhook_attempts').insert({
         delivery_id: delivery.id,
         attempted_at: at,
         status_code: 'statusCode' in outcome ? outcome.statusCode : null,
         error: 'error' in outcome ? outcome.error : null,
       });
-      const update = succeeded
-        ? { status: 'succeeded', next_attempt_at: null }
-        : now >= giveUpAt
-          ? { status: 'failed', next_attempt_at: null }
-          : { status: 'pending', next_attempt_at: new Date(Math.min(now + retryDelayMs(failures), giveUpAt)) };
-      await trx('webhook_deliveries')
-        .where({ id: delivery.id })
-        .update({ ...update, attempt_count: failures, first_attempted_at: new Date(firstAttempt), lease_expires_at: null });
-      if (succeeded) {
-        await trx('webhook_endpoints')
-          .where({ id: delivery.endpoint_id })
-          .andWhere((failing) => failing.whereNotNull('failing_since').orWhere('consecutive_failures', '>', 0))
-          .update({ failing_since: null, consecutive_failures: 0, circuit_open_until: null });
-        return;
-      }
-      const [endpoint] = await trx<WebhookEndpointRow>('webhook_endpoints')
-        .where({ id: delivery.endpoint_id })
-        .update({ failing_since: trx.raw('coalesce(failing_since, ?)', [at]), consecutive_failures: trx.raw('consecutive_failures + 1') })
-        .returning('*');
-      const pausedUntil = endpoint && circuitOpenUntil(endpoint.consecutive_failures, now);
+      if (succeeded) return;
+      const pausedUntil = circuitOpenUntil(endpoint.consecutive_failures, now);
       if (pausedUntil) await trx('webhook_endpoints').where({ id: endpoint.id }).update({ circuit_open_until: pausedUntil });
-      if (!endpoint || endpoint.disabled_at || now - endpoint.failing_since!.getTime() < RETRY_FOR_MS) return;
+      if (endpoint.disabled_at || now - endpoint.failing_since!.getTime() < RETRY_FOR_MS) return;
       const [disabled] = await trx<WebhookEndpointRow>('webhook_endpoints')
         .where({ id: endpoint.id })
         .update({ disabled_at: at, disabled_reason: 'failing' })

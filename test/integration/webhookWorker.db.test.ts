@@ -1,8 +1,9 @@
 // The webhook worker against receivers that misbehave: one organization's endpoints that accept
 // connections and never answer take only their own slots (per endpoint, per organization) while
 // another organization's delivery goes at once; an endpoint that keeps failing is paused by its circuit
-// breaker and probed once when the pause ends. Nothing waits for wall-clock time: requests are
-// awaited as they arrive, and the server's clock (app.now) is moved.
+// breaker and probed once when the pause ends; deleting an endpoint while its attempt is in flight
+// logs no error. Nothing waits for wall-clock time: requests are awaited as they arrive, and the
+// server's clock (app.now) is moved.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { Receiver } from '../support/webhookReceiver.js';
@@ -134,6 +135,32 @@ describe(`webhook delivery under misbehaving receivers (${backendName})`, () => 
       expect(all.flatMap((delivery) => delivery.attempts.map((attempt) => attempt.status_code)).sort()).toEqual([...Array(6).fill(200), ...Array(6).fill(503)]);
     } finally {
       await failing.close();
+    }
+  });
+
+  it('deletes an endpoint while its attempt is in flight without logging an error', async () => {
+    const slow = await Receiver.start();
+    try {
+      slow.holding = true;
+      const org = await newOrg();
+      const endpoint = await register(org, slow.url);
+      await newSession(org);
+      await slow.until(1);
+      const [delivery] = await deliveries(org, endpoint);
+      const logged = logLines.length;
+      expect((await org('DELETE', `/v1/webhook_endpoints/${endpoint}`)).status).toBe(204);
+      slow.release(200);
+      await t.server.app.webhooks.tick();
+      const errors = logLines
+        .slice(logged)
+        .map((line) => JSON.parse(line))
+        .filter((entry) => entry.level >= 50);
+      expect(errors).toEqual([]);
+      expect(await t.server.app.db('webhook_deliveries').where({ id: delivery.id })).toEqual([]);
+      expect(await t.server.app.db('webhook_attempts').where({ delivery_id: delivery.id })).toEqual([]);
+      expect((await org('GET', `/v1/webhook_endpoints/${endpoint}`)).status).toBe(404);
+    } finally {
+      await slow.close();
     }
   });
 });
