@@ -20,7 +20,7 @@ export class Receiver {
   /** Requests whose connection closed before they were answered (the sender gave up or went away). */
   abandoned = 0;
   private held: http.ServerResponse[] = [];
-  private waiting: Array<{ count: number; resolve: () => void }> = [];
+  private waiting: Array<{ done: () => boolean; resolve: () => void }> = [];
   private constructor(private readonly server: http.Server) {}
 
   static async start(): Promise<Receiver> {
@@ -34,12 +34,14 @@ export class Receiver {
         if (receiver.holding) {
           receiver.held.push(res);
           res.on('close', () => {
-            if (!res.writableEnded) receiver.abandoned++;
+            if (res.writableEnded) return;
+            receiver.abandoned++;
+            receiver.wake();
           });
         } else {
           res.writeHead(receiver.statuses.shift() ?? 200).end('ok');
         }
-        receiver.waiting = receiver.waiting.filter((w) => (receiver.received.length >= w.count ? (w.resolve(), false) : true));
+        receiver.wake();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,8 +59,21 @@ export class Receiver {
 
   /** Resolves once `count` requests have arrived in all. */
   until(count: number): Promise<void> {
-    if (this.received.length >= count) return Promise.resolve();
-    return new Promise((resolve) => this.waiting.push({ count, resolve }));
+    return this.waitFor(() => this.received.length >= count);
+  }
+
+  /** Resolves once `count` held requests have been closed unanswered by their sender. */
+  untilAbandoned(count: number): Promise<void> {
+    return this.waitFor(() => this.abandoned >= count);
+  }
+
+  private waitFor(done: () => boolean): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push({ done, resolve }));
+  }
+
+  private wake(): void {
+    this.waiting = this.waiting.filter((waiter) => (waiter.done() ? (waiter.resolve(), false) : true));
   }
 
   /** Answers every held request with `status` and stops holding. */
