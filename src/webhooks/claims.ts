@@ -24,6 +24,8 @@ export interface ClaimedDelivery {
   endpoint_id: string;
   url: string;
   secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
 }
 
 export interface ClaimLimits {
@@ -78,7 +80,7 @@ export async function claimDueDeliveries(db: Knex, now: number, leaseUntil: numb
          from chosen, webhook_endpoints e, events ev
         where d.id = chosen.id and e.id = d.endpoint_id and ev.id = d.event_id
         returning d.id, d.event_type, d.attempt_count, d.first_attempted_at, ev.payload::text as body,
-                  e.id as endpoint_id, e.url, e.secret_sealed`,
+                  e.id as endpoint_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at`,
       { at, leaseUntil: new Date(leaseUntil), ...limits },
     );
     return rows;

@@ -14,7 +14,7 @@ import { serverMade, withEvents } from '../events/log.js';
 import { openText } from '../sealing.js';
 import { circuitOpenUntil } from './circuit.js';
 import { claimDueDeliveries, type ClaimedDelivery } from './claims.js';
-import { presentEndpoint, type WebhookEndpointRow } from './endpoints.js';
+import { presentEndpoint, sealedSigningSecrets, type WebhookEndpointRow } from './endpoints.js';
 import { postWebhook, type Outcome } from './sending.js';
 import { signatureHeader } from './signing.js';
 
@@ -124,7 +124,11 @@ export class WebhookWorker {
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
       'Webhook-Id': delivery.id,
-      'Webhook-Signature': signatureHeader(openText(delivery.secret_sealed, this.app.secretsKey), timestamp, delivery.body),
+      'Webhook-Signature': signatureHeader(
+        sealedSigningSecrets(delivery, now).map((sealed) => openText(sealed, this.app.secretsKey)),
+        timestamp,
+        delivery.body,
+      ),
     };
     const { timeoutMs, allowPrivateAddresses } = this.app.config.webhooks;
     const outcome = await postWebhook(delivery.url, headers, delivery.body, { timeoutMs, allowPrivateAddresses, stopping: this.stopping.signal });
@@ -180,7 +184,7 @@ export class WebhookWorker {
         .update({ disabled_at: at, disabled_reason: 'failing' })
         .returning('*');
       await trx('webhook_deliveries').where({ endpoint_id: endpoint.id, status: 'pending' }).update({ status: 'failed', next_attempt_at: null });
-      await emit({ orgId: disabled.org_id, mode: disabled.mode, type: ENDPOINT_DISABLED_EVENT, metadata: {}, data: presentEndpoint(disabled) });
+      await emit({ orgId: disabled.org_id, mode: disabled.mode, type: ENDPOINT_DISABLED_EVENT, metadata: {}, data: presentEndpoint(disabled, now) });
       this.app.logger.warn({ endpoint_id: endpoint.id }, 'webhooks: endpoint disabled after three days of failed deliveries');
     });
   }
