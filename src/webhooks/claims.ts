@@ -46,12 +46,15 @@ export async function claimDueDeliveries(db: Knex, now: number, leaseUntil: numb
            from webhook_deliveries f join webhook_endpoints e on e.id = f.endpoint_id
           where f.lease_expires_at > :at
        ),
+       endpoint_busy as (select endpoint_id, count(*) as attempts from busy group by endpoint_id),
+       organization_busy as (select org_id, mode, count(*) as attempts from busy group by org_id, mode),
        ready as (
          select e.id, e.org_id, e.mode,
-                (case when e.circuit_open_until is null then :perEndpoint else 1 end)
-                  - (select count(*) from busy b where b.endpoint_id = e.id) as endpoint_room,
-                :perOrganization - (select count(*) from busy b where b.org_id = e.org_id and b.mode = e.mode) as organization_room
+                (case when e.circuit_open_until is null then :perEndpoint else 1 end) - coalesce(eb.attempts, 0) as endpoint_room,
+                :perOrganization - coalesce(ob.attempts, 0) as organization_room
            from webhook_endpoints e
+           left join endpoint_busy eb on eb.endpoint_id = e.id
+           left join organization_busy ob on ob.org_id = e.org_id and ob.mode = e.mode
           where e.disabled_at is null
             and (e.circuit_open_until is null or e.circuit_open_until <= :at)
             and exists (select 1 from webhook_deliveries d

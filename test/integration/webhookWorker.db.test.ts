@@ -1,13 +1,14 @@
 // The webhook worker against receivers that misbehave: one organization's endpoints that accept
 // connections and never answer take only their own slots (per endpoint, per organization) while
-// another organization's delivery goes at once; an endpoint that keeps failing is paused by its circuit
-// breaker and probed once when the pause ends; deleting an endpoint while its attempt is in flight
-// logs no error. Nothing waits for wall-clock time: requests are awaited as they arrive, and the
-// server's clock (app.now) is moved.
+// another organization's delivery goes at once, and organizations are claimed in turn; an endpoint
+// that keeps failing is paused by its circuit breaker and probed once when the pause ends; deleting
+// an endpoint while its attempt is in flight logs no error. Nothing waits for wall-clock time:
+// requests are awaited as they arrive, and the server's clock (app.now) is moved.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { Receiver } from '../support/webhookReceiver.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
+import { claimDueDeliveries } from '../../src/webhooks/claims.js';
 import { WebhookWorker } from '../../src/webhooks/worker.js';
 
 // The defaults (src/config.ts): attempts in flight per organization and mode, and per endpoint.
@@ -95,6 +96,28 @@ describe(`webhook delivery under misbehaving receivers (${backendName})`, () => 
       // The hung attempts end with the connections (recorded as failures); the endpoints go.
       await t.server.app.webhooks.tick();
       for (const hog of hogs) await hog.call('DELETE', `/v1/webhook_endpoints/${hog.id}`);
+    }
+  });
+
+  it("takes organizations in turn: one organization's backlog does not come before another's first delivery", async () => {
+    const sink = await Receiver.start();
+    const orgA = await newOrg();
+    const orgB = await newOrg();
+    const backlogged = await register(orgA, `${sink.url}/a`);
+    const other = await register(orgB, `${sink.url}/b`);
+    try {
+      // Queued with the clock held back, so the worker leaves them: A's five, then B's one.
+      const { app } = t.server;
+      app.now = () => Date.now() + offset - 3600_000;
+      for (let i = 0; i < 5; i++) await newSession(orgA);
+      await newSession(orgB);
+      app.now = () => Date.now() + offset;
+      const claimed = await claimDueDeliveries(app.db, app.now(), app.now() + 60_000, { slots: 2, perOrganization: 10, perEndpoint: 10 });
+      expect(claimed.map((delivery) => delivery.endpoint_id).sort()).toEqual([backlogged, other].sort());
+    } finally {
+      await orgA('DELETE', `/v1/webhook_endpoints/${backlogged}`);
+      await orgB('DELETE', `/v1/webhook_endpoints/${other}`);
+      await sink.close();
     }
   });
 
