@@ -53,8 +53,6 @@ export interface WebhookEndpointOut {
 
 /** Each event is POSTed once per matching endpoint: the number an organization may have per mode is bounded. */
 export const MAX_ENDPOINTS_PER_MODE = 16;
-/** How long a rotation may keep the replaced secret signing (Stripe's longest choice): 24 hours. */
-export const MAX_SECRET_OVERLAP_SECONDS = 86_400;
 
 export type WebhookDeps = Pick<AppContext, 'db' | 'config' | 'secretsKey' | 'now'>;
 
@@ -204,14 +202,15 @@ export async function deleteEndpoint(db: Knex, payer: Payer, id: string): Promis
 export async function rotateSecret(deps: WebhookDeps, payer: Payer, id: string, overlapSeconds = 0): Promise<WebhookEndpointOut & { secret: string }> {
   const secret = newWebhookSecret();
   const now = deps.now();
-  const [row] = await deps.db<WebhookEndpointRow>('webhook_endpoints')
+  const [row]: WebhookEndpointRow[] = await deps
+    .db('webhook_endpoints')
     .where({ id, org_id: payer.orgId, mode: payer.mode })
     .update({
       secret_sealed: sealText(secret, deps.secretsKey),
       // The right-hand side reads the row as it was: the secret being replaced.
       previous_secret_sealed: overlapSeconds > 0 ? deps.db.ref('secret_sealed') : null,
       previous_secret_expires_at: overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null,
-    } as Partial<WebhookEndpointRow>)
+    })
     .returning('*');
   if (!row) throw errors.notFound('webhook endpoint');
   return { ...presentEndpoint(row, now), secret };
