@@ -1,7 +1,8 @@
 // The call page (`/call/{call_id}#k=<key>`) in chromium against the real server, two browser contexts
 // (agent and customer) with fake microphone and camera: joining, PCM frames on the stream socket, WAV
 // chunks played from the listen socket, WebRTC video between the pages, captions (live mode, the
-// realtime stand-in), a language change, hang-ups, and the key in no requested URL.
+// realtime stand-in), a language change, hang-ups, the key in no requested URL, and frames forged on a
+// signalling socket shown nowhere.
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -12,6 +13,8 @@ import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/
 import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
+import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
+import { Signal } from '../media/support.js';
 
 const WAIT = { timeout: 30_000 };
 /** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
@@ -245,6 +248,51 @@ describe('the call page in chromium', () => {
     await page.goto(`${t.url}/call/${call.id}#k=wrong`);
     await page.waitForSelector('[data-state="invalid"]', WAIT);
     for (const context of [agent.context, customer.context, denied]) await context.close();
+  }, TEST_TIMEOUT_MS);
+
+  it("a frame forged on the customer's signalling socket never shows on the agent's page", async () => {
+    const call = await createCall('test', { agent_language: 'en', customer_language: 'es', agent_name: 'Alice', customer_name: 'Matti', video: true });
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+    // What the agent's page receives on its signalling socket.
+    const agentReceived: string[] = [];
+    agent.page.on('websocket', (ws) => {
+      if (ws.url().includes('/media/signal/')) ws.on('framereceived', ({ payload }) => agentReceived.push(String(payload)));
+    });
+    for (const side of [agent, customer]) await side.page.getByTestId('join').click();
+    for (const side of [agent, customer]) await side.page.waitForSelector('[data-state="live"]', WAIT);
+    await expect.poll(() => remoteVideoWidth(agent.page), WAIT).toBeGreaterThan(0);
+
+    // Anyone holding the customer's link opens its signalling socket and sends what only the server says.
+    const join = await (await fetch(`${t.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': keyOf(call.customerUrl) } })).json();
+    const signalUrl = `${t.url.replace(/^http/, 'ws')}${join.signal.path}?token=${encodeURIComponent(join.signal.token)}`;
+    const refund = 'I confirm the refund of 5,000 EUR to this caller';
+    const forgeries: Array<[unknown, () => Promise<unknown>]> = [
+      [
+        { type: 'caption', id: 'cap_a1_1', final: true, original: refund, translated: refund, language: 'es', source_language: 'en' },
+        () => agent.page.locator('.caption', { hasText: refund }).waitFor(WAIT),
+      ],
+      [{ type: 'peer', present: false }, () => agent.page.getByTestId('peer-state').filter({ hasText: 'left the call' }).waitFor(WAIT)],
+    ];
+    const before = agentReceived.length;
+    for (const [frame, shown] of forgeries) {
+      const forger = await Signal.open(signalUrl);
+      forger.send(frame);
+      // A server that passed it on would have the page show it: that ends the wait too, and fails.
+      const outcome = await Promise.race([forger.closed, shown().then(() => 'shown on the agent page', () => 'never shown')]);
+      expect(outcome, JSON.stringify(frame)).toEqual(SIGNAL_REFUSED.notPeerSignal);
+    }
+    // A frame sent after them arrives in its envelope; all that came meanwhile is the customer's page's, in theirs.
+    const marker = await Signal.open(signalUrl);
+    marker.send({ type: 'candidate', candidate: { candidate: '', sdpMid: 'marker', sdpMLineIndex: 0 } });
+    await expect.poll(() => agentReceived.some((text) => text.includes('"sdpMid":"marker"')), WAIT).toBe(true);
+    marker.ws.close();
+    expect(agentReceived.slice(before).filter((text) => !text.startsWith('{"type":"peer_signal","signal":{'))).toEqual([]);
+    expect(await agent.page.locator('.caption', { hasText: refund }).count()).toBe(0);
+    expect(await agent.page.getByTestId('peer-state').textContent()).not.toContain('left the call');
+    expect(await remoteVideoWidth(agent.page)).toBeGreaterThan(0);
+    expect([...agent.errors, ...customer.errors]).toEqual([]);
+    for (const side of [agent, customer]) await side.context.close();
   }, TEST_TIMEOUT_MS);
 
   it('an integrator page on another origin joins with the join response directly (CORS), speaks, hears, and hangs up', async () => {

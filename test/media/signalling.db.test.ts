@@ -1,8 +1,9 @@
 // The call page's WebRTC signalling socket over real WebSockets: relay between the two sides of one
-// call only, presence frames, refusals like the media sockets, and closing with the side's media.
+// call only, of a page's own kinds and wrapped, presence frames, refusals like the media sockets, and
+// closing with the side's media.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { SIGNAL_MAX_FRAME_BYTES } from '../../src/calls/media/protocol.js';
+import { CLOSE, SIGNAL_MAX_FRAME_BYTES, SIGNAL_MAX_SDP_CHARS, SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { callApi, refusal, Signal, signalUrl as signalUrlOf, wsBase, type Frame, type SignalJoin } from './support.js';
@@ -67,18 +68,20 @@ describe(`call page signalling (${backendName})`, () => {
     expect(await agentSignal.next((f) => f.type === 'peer' && f.present)).toEqual({ type: 'peer', present: true });
 
     const offer = { type: 'offer', sdp: 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n' };
+    const wrapped = (signal: Frame) => ({ type: 'peer_signal', signal });
     agentSignal.send(offer);
-    expect(await customerSignal.next((f) => f.type === 'offer')).toEqual(offer);
+    expect(await customerSignal.next((f) => f.type === 'peer_signal')).toEqual(wrapped(offer));
     const answer = { type: 'answer', sdp: 'v=0\r\nanswer\r\n' };
     customerSignal.send(answer);
-    expect(await agentSignal.next((f) => f.type === 'answer')).toEqual(answer);
+    expect(await agentSignal.next((f) => f.type === 'peer_signal')).toEqual(wrapped(answer));
     const candidate = { type: 'candidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } };
+    const state = { type: 'state', muted: true, camera: false, speaking: false };
     customerSignal.send(candidate);
-    customerSignal.send({ type: 'state', muted: true, camera: false, speaking: false });
-    await agentSignal.next((f) => f.type === 'state');
-    expect(agentSignal.frames.filter((f) => f.type !== 'peer')).toEqual([answer, candidate, { type: 'state', muted: true, camera: false, speaking: false }]);
+    customerSignal.send(state);
+    await agentSignal.next((f) => f.signal?.type === 'state');
+    expect(agentSignal.frames.filter((f) => f.type !== 'peer')).toEqual([wrapped(answer), wrapped(candidate), wrapped(state)]);
     // Nothing echoes back to the sender, nothing reaches another call.
-    expect(customerSignal.frames.filter((f) => f.type !== 'peer')).toEqual([offer]);
+    expect(customerSignal.frames.filter((f) => f.type !== 'peer')).toEqual([wrapped(offer)]);
     expect(bystander.frames).toEqual([{ type: 'peer', present: false }]);
 
     // The customer's page goes away: the agent is told.
@@ -98,19 +101,52 @@ describe(`call page signalling (${backendName})`, () => {
     expect((await refusal(`${wsBase(t)}/media/signal/ch_nope_a?token=x`)).status).toBe(404);
   });
 
-  it('closes on a binary (1003), malformed (1007) or oversized (1009) frame', async () => {
+  it("passes on only a page's own kinds: a frame shaped like the server's, or with a key more, closes the sender's socket (1008) and reaches nobody", async () => {
+    const { agent, customer } = await readyCall();
+    const agentSignal = await Signal.open(signalUrl(agent));
+    const customerSignal = await Signal.open(signalUrl(customer));
+    await agentSignal.next((f) => f.type === 'peer' && f.present);
+    const forged: Array<[unknown, keyof typeof SIGNAL_REFUSED]> = [
+      [{ type: 'caption', id: 'cap_a1_1', final: true, original: 'I confirm the refund of 5,000 EUR to this caller', translated: 'x', language: 'en', source_language: 'en' }, 'notPeerSignal'],
+      [{ type: 'peer', present: false }, 'notPeerSignal'],
+      [{ type: 'peer_signal', signal: { type: 'state', muted: true, camera: false, speaking: false } }, 'notPeerSignal'],
+      [{ type: 'ice_servers', ice_servers: [{ urls: 'turn:evil.example.org', username: 'u', credential: 'p' }] }, 'notPeerSignal'],
+      [{ type: 'notice', code: 'call_ended', message: 'the call has ended' }, 'notPeerSignal'],
+      [{ type: 'offer', sdp: 'v=0\r\n', caption: 'I confirm the refund of 5,000 EUR' }, 'offer'],
+      [{ type: 'state', muted: false, camera: true, speaking: true, text: 'refund confirmed' }, 'state'],
+      [{ type: 'candidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', note: 'x' } }, 'candidate'],
+    ];
+    // Each from a socket of its own, while the customer's first stays open (so no presence changes either).
+    for (const [frame, refused] of forged) {
+      const forger = await Signal.open(signalUrl(customer));
+      forger.send(frame);
+      expect(await forger.closed, JSON.stringify(frame)).toEqual(SIGNAL_REFUSED[refused]);
+    }
+    // A real offer after all of them arrives wrapped, and is all the agent got besides presence.
+    const offer = { type: 'offer', sdp: 'v=0\r\n' };
+    customerSignal.send(offer);
+    await agentSignal.next((f) => f.type === 'peer_signal');
+    expect(agentSignal.frames).toEqual([{ type: 'peer', present: false }, { type: 'peer', present: true }, { type: 'peer_signal', signal: offer }]);
+    agentSignal.ws.close();
+    customerSignal.ws.close();
+  });
+
+  it('closes on a binary (1003), malformed (1008) or oversized (1009) frame', async () => {
     const { agent } = await readyCall();
     const binary = await Signal.open(signalUrl(agent));
     binary.ws.send(Buffer.from([1, 2, 3]));
-    expect((await binary.closed).code).toBe(1003);
+    expect(await binary.closed).toEqual(CLOSE.signalBinary);
     for (const bad of ['not json', '[1]', '{"type":"bye"}', '{"sdp":"x"}']) {
       const socket = await Signal.open(signalUrl(agent));
       socket.ws.send(bad);
-      expect((await socket.closed).code).toBe(1007);
+      expect(await socket.closed).toEqual(SIGNAL_REFUSED.notPeerSignal);
     }
+    const longSdp = await Signal.open(signalUrl(agent));
+    longSdp.send({ type: 'offer', sdp: 'x'.repeat(SIGNAL_MAX_SDP_CHARS + 1) });
+    expect(await longSdp.closed).toEqual(SIGNAL_REFUSED.offer);
     const big = await Signal.open(signalUrl(agent));
     big.send({ type: 'offer', sdp: 'x'.repeat(SIGNAL_MAX_FRAME_BYTES) });
-    expect((await big.closed).code).toBe(1009);
+    expect(await big.closed).toEqual(CLOSE.signalTooBig);
   });
 
   it('closes with the side: new link 4001 (that side only), customer hang-up 4004, call end 4000', async () => {

@@ -1,7 +1,7 @@
-// The WebSocket transport: media stream and listen sockets on the API's own HTTP server. Upgrades are
-// admitted (./admission.ts) or refused with a JSON answer before the upgrade; admitted sockets become
-// room endpoints (./endpoints.ts); a heartbeat drops sockets whose peer is gone. Wire contract:
-// ../../protocol.ts.
+// The WebSocket transport: media stream, listen and signalling sockets on the API's own HTTP server.
+// Upgrades are admitted (./admission.ts) or refused with a JSON answer before the upgrade; admitted
+// sockets become room endpoints (./endpoints.ts); a heartbeat drops sockets whose peer is gone. Wire
+// contract: ../../protocol.ts.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -24,7 +24,7 @@ import {
 } from '../../protocol.js';
 import { admitSocket, type AdmittedSocket, type SocketAdmission } from './admission.js';
 import { ListenSocket, SignalSocket, StreamSocket } from './endpoints.js';
-import { signalFrameProblem } from './signalling.js';
+import { checkSignalFrame } from './signalling.js';
 
 export interface WebSocketTransportOptions {
   events: EventBus;
@@ -166,9 +166,9 @@ export class WebSocketTransport implements Transport {
       const inlet = this.plane.enter(call, signal, recheck);
       ws.on('message', (data, isBinary) => {
         if (signal.isGone) return;
-        const problem = signalFrameProblem(data as Buffer, isBinary);
-        if (problem) return signal.closeWith(problem);
-        inlet.signal((data as Buffer).toString('utf8'));
+        const checked = checkSignalFrame(data as Buffer, isBinary);
+        if ('refused' in checked) return signal.closeWith(checked.refused);
+        inlet.signal(checked.relay);
       });
       return;
     }
