@@ -124,7 +124,10 @@ export interface TurnSettings {
   urls: string[];
   /** coturn's `static-auth-secret`. */
   secret: string;
-  /** How long a join's TURN credentials stay valid. */
+  /**
+   * How long TURN credentials stay valid from when they are made (a join answer, a renewal on the
+   * signalling socket, which comes every half of it): short, so credentials stop soon after the call.
+   */
   ttlSeconds: number;
 }
 
@@ -257,7 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
   const turn = (): TurnSettings | undefined => {
     const urls = text('TURN_URLS')?.split(',').map((url) => url.trim()).filter(Boolean);
     const secret = text('TURN_SECRET');
-    const ttlSeconds = integer('TURN_CREDENTIAL_TTL_SECONDS', 12 * 3600, 60, 7 * 24 * 3600);
+    const ttlSeconds = integer('TURN_CREDENTIAL_TTL_SECONDS', 600, 60, 7 * 24 * 3600);
     if (!urls?.length && secret === undefined) return undefined;
     if (!urls?.length) problems.push('TURN_SECRET is set but TURN_URLS is not: name the TURN server, e.g. turn:turn.example.org:3478');
     if (secret === undefined) problems.push("TURN_URLS is set but TURN_SECRET is not: give coturn's static-auth-secret");

@@ -194,6 +194,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       failedAttempts: app.failedAttempts,
       socketsPerSide: config.connections.mediaSocketsPerSide,
       otherUpgrades: [twilio.upgrade],
+      ice: config,
+      now: () => app.now(),
     });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);

@@ -40,7 +40,7 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
   const open: Array<{ close(): void }> = [];
 
   beforeAll(async () => {
-    t = await startTestServer({ SSE_HEARTBEAT_MS: '100' });
+    t = await startTestServer({ SSE_HEARTBEAT_MS: '100', TURN_URLS: 'turn:turn.example.org:3478', TURN_SECRET: 'asyncapi-frames-turn-secret' });
     key = (await t.createKey(await t.createOrg({ name: 'Frames' }), 'test')).key;
     liveKey = (await t.createKey(await t.createOrg({ name: 'Live Frames', balance: 10 }), 'live')).key;
     t.server.app.engines.replaceLive({ interpretation: captioning });
@@ -165,21 +165,34 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
     const call = await calls.createCall(key, { customer_language: 'fi' });
     const agent = (await calls.join(call.id, call.agentKey)) as SignalJoin;
     const customer = (await calls.join(call.id, call.customerKey)) as SignalJoin;
-    const agentSignal = track(await Listener.open(signalUrl(agent)));
-    const customerSignal = track(await Listener.open(signalUrl(customer)));
-    await agentSignal.waitForFrame((frame) => frame.type === 'peer' && frame.present);
-    agentSignal.ws.send(JSON.stringify({ type: 'offer', sdp: 'v=0\r\n' }));
-    agentSignal.ws.send(JSON.stringify({ type: 'candidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } }));
-    agentSignal.ws.send(JSON.stringify({ type: 'candidate', candidate: null }));
-    agentSignal.ws.send(JSON.stringify({ type: 'state', muted: false, camera: true, speaking: false }));
-    await customerSignal.waitForFrame((frame) => frame.signal?.type === 'state');
+    // The sockets open on a clock the test then moves half the TURN credentials' lifetime on (fresh ones
+    // come), and gives back.
+    const wallClock = t.server.app.now;
+    const clock = Date.now();
+    let agentSignal: Listener;
+    let customerSignal: Listener;
+    try {
+      t.server.app.now = () => clock;
+      agentSignal = track(await Listener.open(signalUrl(agent)));
+      customerSignal = track(await Listener.open(signalUrl(customer)));
+      await agentSignal.waitForFrame((frame) => frame.type === 'peer' && frame.present);
+      agentSignal.ws.send(JSON.stringify({ type: 'offer', sdp: 'v=0\r\n' }));
+      agentSignal.ws.send(JSON.stringify({ type: 'candidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } }));
+      agentSignal.ws.send(JSON.stringify({ type: 'candidate', candidate: null }));
+      agentSignal.ws.send(JSON.stringify({ type: 'state', muted: false, camera: true, speaking: false }));
+      await customerSignal.waitForFrame((frame) => frame.signal?.type === 'state');
+      t.server.app.now = () => clock + t.server.app.config.turn!.ttlSeconds * 500;
+      await customerSignal.waitForFrame((frame) => frame.type === 'ice_servers');
+    } finally {
+      t.server.app.now = wallClock;
+    }
     customerSignal.ws.send(Buffer.from([1, 2]));
     const binary = await customerSignal.closed;
     const forger = await Listener.open(signalUrl(customer));
     forger.ws.send(JSON.stringify({ type: 'peer', present: false }));
     const forged = await forger.closed;
     await agentSignal.waitForFrame((frame) => frame.type === 'peer' && !frame.present);
-    expect(customerSignal.frames.map((frame) => frame.type)).toEqual(['peer', 'peer_signal', 'peer_signal', 'peer_signal', 'peer_signal']);
+    expect(customerSignal.frames.map((frame) => frame.type)).toEqual(['peer', 'peer_signal', 'peer_signal', 'peer_signal', 'peer_signal', 'ice_servers']);
     expect(undescribed('mediaSignal', [...agentSignal.frames, ...customerSignal.frames])).toEqual([]);
     expect([binary.code, forged.code]).toEqual([1003, 1008]);
     for (const closed of [binary, forged]) expect(closeListed('mediaSignal', closed), JSON.stringify(closed)).toBe(true);

@@ -1,12 +1,15 @@
 // The call page's WebRTC signalling socket over real WebSockets: relay between the two sides of one
-// call only, of a page's own kinds and wrapped, presence frames, refusals like the media sockets, and
-// closing with the side's media.
+// call only, of a page's own kinds and wrapped, presence frames, refusals like the media sockets,
+// closing with the side's media, and TURN credentials that end with the call (the server's clock moved).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { createHmac } from 'node:crypto';
 import { CLOSE, SIGNAL_MAX_FRAME_BYTES, SIGNAL_MAX_SDP_CHARS, SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { callApi, refusal, Signal, signalUrl as signalUrlOf, wsBase, type Frame, type SignalJoin } from './support.js';
+
+const TURN_SECRET = 'signalling-test-turn-secret';
 
 describe(`call page signalling (${backendName})`, () => {
   let t: TestServer;
@@ -19,7 +22,7 @@ describe(`call page signalling (${backendName})`, () => {
       AUDIOSOCKET_PORT: '0',
       ICE_SERVERS: '[{"urls":"stun:stun.example.org:3478"}]',
       TURN_URLS: 'turn:turn.example.org:3478',
-      TURN_SECRET: 'signalling-test-turn-secret',
+      TURN_SECRET,
     });
     key = (await t.createKey(await t.createOrg({ name: 'Signal Org' }), 'test')).key;
     calls = callApi(t);
@@ -43,17 +46,63 @@ describe(`call page signalling (${backendName})`, () => {
     expect(customer.signal!.channel_id).toBe(customer.stream!.channel_id);
   });
 
-  it('hands each side the configured ICE servers and TURN credentials of its own, expiring', async () => {
-    const before = Math.floor(Date.now() / 1000);
-    const { agent, customer } = await readyCall();
-    const [agentIce, customerIce] = [agent, customer].map((join) => (join as unknown as { ice_servers: Frame[] }).ice_servers);
-    expect(agentIce[0]).toEqual({ urls: 'stun:stun.example.org:3478' });
-    expect(agentIce[1]).toEqual({ urls: ['turn:turn.example.org:3478'], username: expect.stringMatching(/^\d+:ch_\w+_a$/), credential: expect.any(String) });
-    expect(customerIce[1].username).toMatch(/:ch_\w+_c$/);
-    expect(agentIce[1].credential).not.toBe(customerIce[1].credential);
-    const expiry = Number(agentIce[1].username.split(':')[0]);
-    expect(expiry - before).toBeGreaterThanOrEqual(12 * 3600);
-    expect(expiry - before).toBeLessThanOrEqual(12 * 3600 + 600);
+  /** Runs `work` with the server's clock at `clock.at` (moved by the test), then gives the clock back. */
+  async function withServerClock<T>(work: (clock: { at: number }) => Promise<T>): Promise<T> {
+    const wallClock = t.server.app.now;
+    const clock = { at: Date.now() };
+    t.server.app.now = () => clock.at;
+    try {
+      return await work(clock);
+    } finally {
+      t.server.app.now = wallClock;
+    }
+  }
+  const turnEntry = (join: SignalJoin) => join.ice_servers[1];
+  /** coturn's password for `username`, computed here from the secret the server was given. */
+  const passwordOf = (username: string) => createHmac('sha1', TURN_SECRET).update(username).digest('base64');
+
+  it('hands a joined side the configured ICE servers and TURN credentials of its own, expiring 600 s after the join', async () => {
+    await withServerClock(async (clock) => {
+      const { agent, customer } = await readyCall();
+      expect(agent.ice_servers[0]).toEqual({ urls: 'stun:stun.example.org:3478' });
+      const expiry = Math.floor(clock.at / 1000) + 600;
+      expect(turnEntry(agent)).toEqual({ urls: ['turn:turn.example.org:3478'], username: `${expiry}:${agent.signal!.channel_id}`, credential: passwordOf(`${expiry}:${agent.signal!.channel_id}`) });
+      expect(turnEntry(customer).username).toBe(`${expiry}:${customer.signal!.channel_id}`);
+      expect(turnEntry(agent).credential).not.toBe(turnEntry(customer).credential);
+    });
+  });
+
+  it('sends an open signalling socket fresh credentials every half of their lifetime; none once it closed, nor once the call ended', async () => {
+    await withServerClock(async (clock) => {
+      const { id, agent, customer, agentKey, customerKey } = await readyCall();
+      const joinedAt = clock.at;
+      const agentSignal = await Signal.open(signalUrl(agent));
+      const customerSignal = await Signal.open(signalUrl(customer));
+      await agentSignal.next((f) => f.type === 'peer' && f.present);
+
+      // Half the lifetime later, before the join answer's credentials expire, each side gets new ones.
+      clock.at = joinedAt + 300_000;
+      const renewed = await agentSignal.next((f) => f.type === 'ice_servers');
+      const username = `${Math.floor(clock.at / 1000) + 600}:${agent.signal!.channel_id}`;
+      expect(renewed).toEqual({
+        type: 'ice_servers',
+        ice_servers: [{ urls: 'stun:stun.example.org:3478' }, { urls: ['turn:turn.example.org:3478'], username, credential: passwordOf(username) }],
+      });
+      expect((await customerSignal.next((f) => f.type === 'ice_servers')).ice_servers[1].username).toMatch(/:ch_\w+_c$/);
+      const seen = agentSignal.frames.length;
+      clock.at = joinedAt + 600_000;
+      const again = await agentSignal.next((f) => f.type === 'ice_servers', seen);
+      expect(again.ice_servers[1].username).toBe(`${Math.floor(clock.at / 1000) + 600}:${agent.signal!.channel_id}`);
+
+      // The customer hangs up: its socket closes, and no more come to it.
+      expect((await calls.side(`/${id}/end`, customerKey, { method: 'POST' })).status).toBe(200);
+      expect((await customerSignal.closed).code).toBe(4004);
+      // The call ends: the agent's socket closes; neither side's join answer has credentials any more.
+      expect((await calls.side(`/${id}/end`, agentKey, { method: 'POST' })).status).toBe(200);
+      expect((await agentSignal.closed).code).toBe(4000);
+      for (const key of [agentKey, customerKey]) expect(((await calls.join(id, key)) as SignalJoin).ice_servers).toEqual([]);
+      for (const socket of [agentSignal, customerSignal]) expect(socket.frames.filter((f) => f.type === 'ice_servers')).toHaveLength(2);
+    });
   });
 
   it('relays offer, answer, candidates and state to the other side only, with presence frames', async () => {

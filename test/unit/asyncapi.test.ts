@@ -165,7 +165,7 @@ describe('the AsyncAPI document', () => {
     expect(pageSends.sort()).toEqual([...PEER_SIGNAL_TYPES].sort());
     // What a page sends the server never sends back as it is: the other side's frames come only in their envelope.
     const serverSends = served.operations.sendSignal.messages.map((ref: Json) => at(served, `${ref.$ref}/name`));
-    expect(serverSends.sort()).toEqual(['caption', 'peer', 'peer_signal']);
+    expect(serverSends.sort()).toEqual(['caption', 'ice_servers', 'peer', 'peer_signal']);
   });
 
   it('gives each AudioSocket message its kind and the error frame every code the server sends', () => {

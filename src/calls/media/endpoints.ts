@@ -82,7 +82,7 @@ export interface SignalPeer extends SideCompanion {
   readonly callId: string;
   /**
    * A frame for the connection (JSON text: the other side's in its envelope, presence, the side's own
-   * captions); never blocks (a stuck peer's are dropped).
+   * captions, fresh ICE servers); never blocks (a stuck peer's are dropped).
    */
   signal(text: string): void;
 }

@@ -44,6 +44,9 @@
  *                                           has a signalling socket open
  *       {"type":"caption",...}              live mode: this side's own words as the other side's
  *                                           listeners got them (CaptionFrame; captions both ways)
+ *       {"type":"ice_servers","ice_servers":[RTCIceServer]}   with TURN_URLS + TURN_SECRET: fresh TURN
+ *                                           credentials, every half TURN_CREDENTIAL_TTL_SECONDS while
+ *                                           the socket is open (apply with RTCPeerConnection.setConfiguration)
  *     Closed like the media sockets: 4000 call ended, 4001 link replaced, 4004 left, 1001 shutting
  *     down; 1003 binary frame, 1008 not a frame a page may send, 1009 too large; refusals as for a
  *     stream socket. Voice never goes over WebRTC: the pages send video tracks only (each side hears
@@ -100,6 +103,8 @@
  *       codes (NOTICE below): call_ended, link_replaced, reconnect, translation_unavailable,
  *       translation_reconnecting, balance_exhausted, listener_slow.
  */
+
+import type { IceServer } from '../../config.js';
 
 export const SAMPLE_RATE = 24_000;
 export const BYTES_PER_SAMPLE = 2;
@@ -244,6 +249,12 @@ export type PeerSignal =
 export interface PeerSignalFrame {
   type: 'peer_signal';
   signal: PeerSignal;
+}
+
+/** Server -> signalling socket: fresh ICE servers (TURN credentials) before the ones the side holds expire. */
+export interface IceServersFrame {
+  type: 'ice_servers';
+  ice_servers: IceServer[];
 }
 
 export type TextFrame = ProvenanceFrame | CaptionFrame | NoticeFrame;

@@ -458,6 +458,11 @@ async function signalFrame(frame) {
       return peerSignal(frame.signal);
     case 'caption':
       return showCaption(frame, 'me'); // how the other side got my words
+    case 'ice_servers':
+      // Fresh TURN credentials before the join answer's expire: for the next connection, and for an ICE restart of this one.
+      state.join.ice_servers = frame.ice_servers;
+      if (state.pc) state.pc.setConfiguration({ iceServers: frame.ice_servers });
+      return;
   }
 }
 
