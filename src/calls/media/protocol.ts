@@ -231,26 +231,6 @@ export interface PeerFrame {
   present: boolean;
 }
 
-/** An RTCIceCandidateInit as a page may send it. */
-export interface IceCandidateInit {
-  candidate?: string;
-  sdpMid?: string | null;
-  sdpMLineIndex?: number | null;
-  usernameFragment?: string | null;
-}
-
-/** What a call page may say to the other side's page (checked by the transport before it goes anywhere). */
-export type PeerSignal =
-  | { type: 'offer' | 'answer'; sdp: string }
-  | { type: 'candidate'; candidate: IceCandidateInit | null }
-  | { type: 'state'; muted: boolean; camera: boolean; speaking: boolean };
-
-/** Server -> signalling socket: what the other side's page said, in an envelope only the server writes. */
-export interface PeerSignalFrame {
-  type: 'peer_signal';
-  signal: PeerSignal;
-}
-
 /** Server -> signalling socket: fresh ICE servers (TURN credentials) before the ones the side holds expire. */
 export interface IceServersFrame {
   type: 'ice_servers';

@@ -56,7 +56,7 @@ export class SignalRelay {
 const presence = (present: boolean) => JSON.stringify({ type: 'peer', present } satisfies PeerFrame);
 
 /**
- * A PeerSignalFrame (protocol.ts) around a checked frame's JSON text: one object the transport wrote,
- * so the envelope is made without parsing the SDP a second time.
+ * The `peer_signal` envelope (protocol.ts) around a checked frame's JSON text: one object the transport
+ * wrote, so the envelope is made without parsing the SDP a second time.
  */
 const peerSignal = (checked: string) => `{"type":"peer_signal","signal":${checked}}`;
