@@ -30,7 +30,7 @@ export interface AppContext {
   events: EventBus;
   /**
    * The installed app (its client_id) whose request this context serves: the events and ledger rows the
-   * request writes name it (DESIGN §8). Null in the process's own context (the media plane's clock,
+   * request writes name it (docs/oauth.md). Null in the process's own context (the media plane's clock,
    * webhooks) and for requests made with an API key or by a customer.
    */
   actingApp: string | null;

@@ -59,7 +59,7 @@ export interface Config {
   console: ConsoleSettings;
   /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
   instanceHeartbeatMs: number;
-  /** How long and how many connections a client may hold (README "Limits"). */
+  /** How long and how many connections a client may hold (README, "Limits and what a client sees"). */
   connections: ConnectionLimits;
   webhooks: WebhookSettings;
   engines: {
@@ -304,7 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     url: url('LIBRETRANSLATE_URL', ['http:', 'https:']),
     apiKey: text('LIBRETRANSLATE_API_KEY'),
   };
-  // Default engine: the first whose settings are present (DESIGN §7).
+  // Default engine: the first whose settings are present (docs/translation-and-billing.md, "Engines").
   const defaultEngine: TranslationEngineName | undefined = openai.apiKey
     ? 'openai'
     : deepl.apiKey

@@ -1,4 +1,4 @@
-// The Redis connections of an instance that shares its deployment (DESIGN §11): one for commands
+// The Redis connections of an instance that shares its deployment (docs/several-instances.md): one for commands
 // (rate limits, publishing events) and one subscribed to the event channel. Keys and channels carry
 // REDIS_PREFIX, so deployments may share a Redis. Commands fail at once while Redis is away instead of
 // queueing (callers fall back: see src/ratelimit/fallbackStore.ts and src/events/redisBus.ts).

@@ -91,7 +91,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
     const secretsKey = await resolveSecretsKey(config);
-    // Every setting is optional (DESIGN §2), so a shared database without SECRETS_KEY still starts;
+    // Every setting is optional (README, "Configuration"), so a shared database without SECRETS_KEY still starts;
     // but a key file per instance cannot open tokens another instance sealed.
     if (config.databaseUrl && !config.secretsKey) {
       logger.warn(
@@ -115,7 +115,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         ? await PostgresRevocationBus.start({ databaseUrl: config.databaseUrl!, db: database.knex, logger, connectTimeoutMs: config.databaseTimeouts.connectMs })
         : new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed'));
     stopRevocations = () => (revocations instanceof PostgresRevocationBus ? revocations.close() : Promise.resolve());
-    // Several instances share one PostgreSQL and one Redis (DESIGN §11); PGlite serves one process.
+    // Several instances share one PostgreSQL and one Redis (docs/several-instances.md); PGlite serves one process.
     if (config.redisUrl && database.kind === 'pglite') {
       logger.warn('REDIS_URL is not used: the embedded database (PGlite) serves one process; set DATABASE_URL to run several instances');
     } else if (config.redisUrl) {

@@ -158,7 +158,7 @@ const STAGES: Stage[] = [
 
 /**
  * What runs beside what: each lane runs its stages one after the other, the lanes run at the same time.
- * Measured on the 2-core machine the README quotes: the stages one after another took about 190 s, these
+ * Measured on the 2-core machine docs/testing.md quotes: the stages one after another took about 190 s, these
  * lanes about 105 s; a third PGlite worker gained nothing (the cores are busy by then).
  */
 const LANES: string[][] = [['db:pglite'], ['db:postgres'], ['codegen', 'typecheck', 'imports', 'unit', 'contract']];

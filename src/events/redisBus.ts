@@ -1,4 +1,4 @@
-// The event bus of a deployment of several instances (DESIGN §11): an event that may be delivered is
+// The event bus of a deployment of several instances (docs/several-instances.md): an event that may be delivered is
 // published on one Redis channel, and every instance (this one included) hands what it hears to its
 // own streams and rooms. Each instance hears each event once, so each stream gets it once; one
 // publishing connection per instance keeps an instance's events in the order it committed them.

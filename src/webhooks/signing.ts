@@ -1,4 +1,4 @@
-// The signature of a webhook delivery, as receivers check it (README "Webhooks"):
+// The signature of a webhook delivery, as receivers check it (docs/webhooks.md):
 // `Webhook-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the secret>`,
 // one v1 per secret that signs: during a rotation's overlap the new secret's first, then the old one's,
 // so a receiver accepts a delivery when any v1 matches the secret it holds (as with Stripe).

@@ -165,7 +165,7 @@ describe('the call page in chromium', () => {
       await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(25);
       await expect.poll(() => remoteVideoWidth(side.page), WAIT).toBeGreaterThan(0);
     }
-    // The README's screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
+    // The screenshots of docs/call-page.md are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
     const shots = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots' : tmp;
     await agent.page.screenshot({ path: path.join(shots, 'call-agent.png') });
     await customer.page.screenshot({ path: path.join(shots, 'call-customer.png') });

@@ -1,4 +1,4 @@
-// Several instances of one deployment (DESIGN §11): two in-process servers on one PostgreSQL database
+// Several instances of one deployment (docs/several-instances.md): two in-process servers on one PostgreSQL database
 // and one Redis act as one for events, rate limits and a call's media, and run housekeeping once
 // between them; a call outlives the instance holding its room, stopped or killed (a child process);
 // with Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.

@@ -99,7 +99,7 @@ export function signatureParts(received: Received): { t: number; v1: string[] } 
 /** The hex signature `secret` makes of `body` sent at `t`. */
 export const expectedSignature = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
-/** The receiver's check, written from the README alone: some v1 is the secret's signature, and t is recent. */
+/** The receiver's check, written from docs/webhooks.md alone: some v1 is the secret's signature, and t is recent. */
 export function verify(secret: string, received: Received, nowSeconds: number): { t: number; ok: boolean } {
   const { t, v1 } = signatureParts(received);
   const expected = Buffer.from(expectedSignature(secret, t, received.body), 'hex');

@@ -71,7 +71,7 @@ export interface Transport {
 export type Recheck = (call: CallRow) => EndReason | null;
 
 /**
- * Where the rooms of a deployment of several instances live (DESIGN §11): a call's room is on one
+ * Where the rooms of a deployment of several instances live (docs/several-instances.md): a call's room is on one
  * instance, and an endpoint that reached another is relayed to it. Implemented by the bridge transport
  * (./transports/bridge/); without one, every room is here.
  */

@@ -1,6 +1,6 @@
 /*
  * The media plane's wire contract: WebSocket endpoints, their HTTP refusals, close codes, text frames
- * and limits. This block is the reference the README and the API contract copy from.
+ * and limits. This block is the reference docs/calls-media-plane.md and the API contract copy from.
  *
  * ENDPOINTS (WebSocket upgrade on the API's own HTTP server; addresses come from the public join
  * endpoint, JoinOut.stream and JoinOut.listen)

@@ -1,4 +1,4 @@
-// Several instances, one call (DESIGN §11): a call's room lives on one instance; a socket of that call
+// Several instances, one call (docs/several-instances.md): a call's room lives on one instance; a socket of that call
 // (browser stream, listen or signalling, AudioSocket line, Twilio stream) that reached another instance
 // is relayed to it through Redis, as LiveKit's nodes relay to the node hosting a room. The socket stays
 // where it landed; what the room would do with it (feed its voice in, send it what its side hears,
