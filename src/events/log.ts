@@ -5,8 +5,9 @@ import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
 import { deliveriesQueueSql, deliveriesQueueValues, eventRelationSql, eventRelationValues } from '../webhooks/deliveries.js';
-import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
+import type { BusEvent, CallSignal, EventPayload, EventScope, NewEvent } from './types.js';
 import { statement, type Statement } from '../db/statement.js';
+import type { WantedEvents } from './deliveredSequences.js';
 
 interface EventRow {
   seq: number;
@@ -16,16 +17,14 @@ interface EventRow {
   session_id: string | null;
   call_id: string | null;
   payload: BusEvent['payload'];
+  signal: CallSignal | null;
 }
 
-const toBusEvent = (row: EventRow): BusEvent => ({
-  payload: row.payload,
-  orgId: row.org_id,
-  mode: row.mode,
-  sessionId: row.session_id,
-  callId: row.call_id,
-  seq: row.seq,
-});
+function toBusEvent(row: EventRow): BusEvent {
+  const event: BusEvent = { payload: row.payload, orgId: row.org_id, mode: row.mode, sessionId: row.session_id, callId: row.call_id, seq: row.seq };
+  if (row.signal) event.signal = row.signal;
+  return event;
+}
 
 /**
  * What writes events: the store, the bus they are published on once committed, and the installed app
@@ -83,7 +82,7 @@ function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDelive
 }
 
 /** The columns of an event's row in `events`, in the order of eventValues, the message last. */
-const EVENT_COLUMNS = 'id, org_id, mode, type, session_id, call_id, app_id, payload, message_id';
+const EVENT_COLUMNS = 'id, org_id, mode, type, session_id, call_id, app_id, payload, signal, message_id';
 
 /** The event's row but for its message, in the order of EVENT_COLUMNS. */
 const eventValues = ({ event, payload, payloadJson }: ReadyEvent): unknown[] => [
@@ -95,12 +94,13 @@ const eventValues = ({ event, payload, payloadJson }: ReadyEvent): unknown[] => 
   event.callId ?? null,
   payload.app_id ?? null,
   payloadJson,
+  event.signal ? JSON.stringify(event.signal) : null,
 ];
 
 /** One statement stores the event and queues its webhook deliveries: both commit, or neither. */
 const recording = statement<{ seq: number; webhook_deliveries: number }>(
   `WITH queued AS (${deliveriesQueueSql(eventRelationSql)})
-   INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+   INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
    RETURNING seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries`,
 );
 
@@ -138,7 +138,7 @@ const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
 /**
  * The statement that stores the rows, an event for each (`given`: the events in the rows' order, as
  * JSON) and the events' webhook deliveries, per shape of the change. The events share their
- * organization, mode, type, session and call; each names its own app.
+ * organization, mode, type, session and call; each names its own app. They carry no call signal.
  */
 function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
   const shape = `${change.with.sql}\0${change.insert.sql}`;
@@ -154,7 +154,7 @@ function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
        queued AS (${deliveriesQueueSql('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
        announced AS (
          INSERT INTO events (${EVENT_COLUMNS})
-         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), numbered.id
+         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), NULL, numbered.id
            FROM numbered JOIN given USING (ord)
           ORDER BY ord
          RETURNING seq, id
@@ -185,6 +185,7 @@ export async function insertAnnounced<Row extends { id: number }>(
   const { event } = ready[0]!;
   const shared = (e: NewEvent) => [e.orgId, e.mode, e.type, e.sessionId ?? null, e.callId ?? null].join('\0');
   if (ready.some((r) => shared(r.event) !== shared(event))) throw new Error('the events of one announced insert must share their organization, mode, type, session and call');
+  if (ready.some((r) => r.event.signal)) throw new Error('an announced insert stores no call signal');
   const given = JSON.stringify(
     ready.map(({ payload, payloadJson }) => ({ id: payload.id, app_id: payload.app_id ?? null, created_at: payload.created_at, payload: payloadJson })),
   );
@@ -261,6 +262,17 @@ export async function sequenceOf(db: Knex, scope: StreamScope, eventId: string):
 
 export async function eventsAfter(db: Knex, scope: StreamScope, afterSeq: number, limit: number): Promise<BusEvent[]> {
   const rows = await scoped(db, scope).andWhere('seq', '>', afterSeq).orderBy('seq').limit(limit);
+  return rows.map(toBusEvent);
+}
+
+/**
+ * Stored events of every organization, in log order: those after `after` and those of `missing` (below
+ * it); at most `limit`. What an instance reads when Redis may not have brought it everything.
+ */
+export async function storedEventsWanted(db: Knex, { after, missing }: WantedEvents, limit: number): Promise<BusEvent[]> {
+  const query = db<EventRow>('events').where('seq', '>', after);
+  if (missing.length) query.orWhereIn('seq', missing);
+  const rows = await query.orderBy('seq').limit(limit);
   return rows.map(toBusEvent);
 }
 
