@@ -242,7 +242,8 @@ class RedisFanOut implements RedisEventBus {
           this.poll = setTimeout(() => void this.readLog(), POLL_MS);
           this.poll.unref();
         }
-      });
+      })
+      .catch((err: unknown) => this.options.logger.error({ err }, 'events: delivering what Redis brought during a read of the log failed'));
     return this.reading;
   }
 
