@@ -10,6 +10,9 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
+/** The longest wait between two attempts to reconnect: every instance is connected again this long after Redis is back. */
+export const RECONNECT_AT_MOST_EVERY_MS = 2_000;
+
 /** Whether Redis answers, as the instance's connections see it; told once per change. */
 export interface RedisAvailability {
   /** Both connections are up. */
@@ -51,8 +54,8 @@ export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeo
       // A command in flight when the connection drops fails after the first reconnection attempt.
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
-      // Keep trying in the background, at most every 2 s.
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      // Keep trying in the background.
+      retryStrategy: (attempt) => Math.min(attempt * 200, RECONNECT_AT_MOST_EVERY_MS),
     });
   const commands = open();
   const subscriber = open();

@@ -81,8 +81,14 @@ class RedisFanOut implements RedisEventBus {
   private behind = false;
   private reading: Promise<void> | null = null;
   private readAgain = false;
-  /** What Redis brought while the log was being read: delivered after what the log had. */
-  private heardWhileReading: BusEvent[] = [];
+  /**
+   * What Redis brought while the log was being read, or before the subscription was confirmed again
+   * (ioredis subscribes again by itself): delivered after a read begun while subscribed, so after what
+   * the log had.
+   */
+  private heldBack: BusEvent[] = [];
+  /** Events made here and published while subscribed, not yet heard back, by id in the order made. */
+  private readonly unheard = new Map<string, BusEvent>();
   private poll: NodeJS.Timeout | null = null;
   /** Publishing failed since CATCH_UP was last sent. */
   private unpublished = false;
@@ -98,15 +104,13 @@ class RedisFanOut implements RedisEventBus {
     await subscriber.subscribe(channel);
     // Read after subscribing: what is stored later is heard.
     this.delivered = new DeliveredSequences(await latestSequence(db));
-    for (const event of this.heardWhileReading.splice(0)) this.deliverOnce(event);
     subscriber.on('close', this.subscriptionLost);
     subscriber.on('ready', this.subscriberBack);
     publisher.on('ready', this.publisherBack);
-    if (subscriber.status !== 'ready') this.subscriptionLost();
-    else {
-      this.subscribed = true;
-      if (this.behind) void this.readLog();
-    }
+    if (subscriber.status !== 'ready') return this.subscriptionLost();
+    this.subscribed = true;
+    for (const event of this.heldBack.splice(0)) this.deliverOnce(event);
+    if (this.behind) void this.readLog();
   }
 
   async close(): Promise<void> {
@@ -121,14 +125,32 @@ class RedisFanOut implements RedisEventBus {
     await subscriber.unsubscribe(channel).catch(() => undefined);
   }
 
-  /** Where the local bus sends an event once it may be delivered. */
+  /**
+   * Where the local bus sends an event once it may be delivered. Subscribed, this instance hears it back
+   * from Redis; if publishing fails or the subscription drops first, it is delivered here, after the
+   * events made here before it: this instance's streams get its events in the order it made them.
+   */
   private fanOut(event: BusEvent): void {
-    // Not subscribed, this instance would not hear it back; subscribed, it does unless publishing fails.
-    const hearsItBack = this.subscribed;
-    if (!hearsItBack) this.deliverOnce(event);
+    if (!this.subscribed) {
+      this.deliverOnce(event);
+      void this.publish(event);
+      return;
+    }
+    const { id } = event.payload;
+    this.unheard.set(id, event);
     void this.publish(event).then((published) => {
-      if (!published && hearsItBack) this.deliverOnce(event);
+      if (!published) this.deliverUnheard(id);
     });
+  }
+
+  /** Delivers here the events made here that were not heard back, in the order made: up to `lastId`, or all. */
+  private deliverUnheard(lastId?: string): void {
+    if (lastId !== undefined && !this.unheard.has(lastId)) return;
+    for (const [id, event] of this.unheard) {
+      this.unheard.delete(id);
+      this.deliverOnce(event);
+      if (id === lastId) return;
+    }
   }
 
   private async publish(event: BusEvent): Promise<boolean> {
@@ -166,7 +188,8 @@ class RedisFanOut implements RedisEventBus {
       this.options.logger.error({ err }, 'events: an unreadable event on the Redis channel was ignored');
       return;
     }
-    if (this.reading || !this.delivered) this.heardWhileReading.push(event);
+    this.unheard.delete(event.payload.id);
+    if (this.reading || !this.subscribed) this.heldBack.push(event);
     else this.deliverOnce(event);
   };
 
@@ -180,6 +203,7 @@ class RedisFanOut implements RedisEventBus {
     this.subscribed = false;
     this.drops++;
     this.behind = true;
+    this.deliverUnheard();
     void this.readLog();
   };
 
@@ -234,7 +258,7 @@ class RedisFanOut implements RedisEventBus {
       )
       .finally(() => {
         this.reading = null;
-        for (const event of this.heardWhileReading.splice(0)) this.deliverOnce(event);
+        if (whileSubscribed) for (const event of this.heldBack.splice(0)) this.deliverOnce(event);
         if (this.readAgain) {
           this.readAgain = false;
           void this.readLog();
@@ -243,7 +267,7 @@ class RedisFanOut implements RedisEventBus {
           this.poll.unref();
         }
       })
-      .catch((err: unknown) => this.options.logger.error({ err }, 'events: delivering what Redis brought during a read of the log failed'));
+      .catch((err: unknown) => this.options.logger.error({ err }, 'events: delivering what Redis brought meanwhile failed'));
     return this.reading;
   }
 

@@ -15,7 +15,7 @@
 // (the plane does not ask), one for any other call is refused until Redis is back (RoomsUnreachable),
 // and relayed sockets hear nothing meanwhile. When it is back, perhaps empty, each instance at once
 // takes its leases again (a lapsed lease of its own is claimed anew unless another instance took it),
-// and judges no other instance dead before that one has had a whole lease to renew its own.
+// and judges no other instance dead before that one has had the time to reconnect and renew its own.
 //
 // Messages (JSON on `{prefix}media:{instance}`, the channel of the instance they are for):
 //   to the room's instance:   open {relay, from, call, endpoint}, in {relay, pcm}, sigin {relay, text},
@@ -30,7 +30,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { MISSED_HEARTBEATS } from '../../../../instances.js';
-import { connected } from '../../../../redis.js';
+import { connected, RECONNECT_AT_MOST_EVERY_MS } from '../../../../redis.js';
 import { findCallById, type CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
 import {
@@ -154,7 +154,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   private readonly channel: string;
   private readonly leaseMs: number;
   private renewal: NodeJS.Timeout | null = null;
-  /** When Redis last came back (-Infinity: it has answered since start); others are judged dead a lease after. */
+  /** When Redis last came back (-Infinity: it has answered since start); others are judged dead only well after. */
   private reachableSince = -Infinity;
   /** Renewing, or sending through Redis, failed while Redis seemed reachable: each said once until it works again. */
   private renewFailing = false;
@@ -214,7 +214,8 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
    * without a word: endpoints it relayed here leave their rooms, which do not wait for them, and the
    * sockets here relayed to its rooms end as at its shutdown, so their clients reconnect and the next
    * socket of the call takes the room over. Right after Redis came back, an instance's lease may be
-   * missing only because it has not renewed it yet: none is judged before it had a lease's time to.
+   * missing only because it has not reconnected and renewed it yet: none is judged before it had the
+   * time to (a reconnection attempt, then a lease).
    */
   private async renew(): Promise<void> {
     const { commands, instanceId } = this.options;
@@ -222,7 +223,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
       await commands.set(this.instanceKey(instanceId), '1', 'PX', this.leaseMs);
       await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_OR_CLAIM, 1, this.roomKey(callId), instanceId, this.leaseMs)));
       this.renewFailing = false;
-      if (Date.now() - this.reachableSince < this.leaseMs) return;
+      if (Date.now() - this.reachableSince < this.leaseMs + RECONNECT_AT_MOST_EVERY_MS) return;
       const senders = [...this.hosted.values()].map((entry) => entry.from);
       const holders = [...this.relayed.values()].map((link) => link.instance);
       const others = new Set([...senders, ...holders]);
