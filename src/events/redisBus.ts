@@ -12,9 +12,9 @@
 //   after it, so that each instance's events still arrive in the order it made them;
 // - when another instance says that it could not publish (CATCH_UP, which it sends before its next
 //   message once it can): once.
-// An event made here that does not go through Redis (this instance is not subscribed, or publishing
-// failed) is delivered here at once. Ephemeral events (typing) are not stored: while Redis is away they
-// reach the streams of the instance that made them only.
+// An event made here that is not heard back (this instance is not subscribed, publishing failed, or the
+// subscription dropped first) is delivered here, after those made here before it. Ephemeral events
+// (typing) are not stored: while Redis is away they reach the streams of the instance that made them only.
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
