@@ -230,7 +230,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
     const res = await post(second, '/v1/sessions', key, { agent_language: 'en' });
     expect(res.status).toBe(201);
     const last = await first.server.app.db('events').where({ org_id: orgId, type: 'session.created' }).orderBy('seq', 'desc').first('id');
-    for (const stream of streams) await stream.waitFor((e) => e.id === last.id, PATIENCE_MS);
+    for (const stream of streams) await stream.waitFor((e) => e.id === last.id);
     for (const stream of streams) expect(ids(stream).filter((id) => id === last.id)).toHaveLength(1);
   });
 
@@ -352,17 +352,17 @@ describe.skipIf(backendName !== 'postgres')('one instance loses Redis while the 
       await waitUntil(async () => (await (await fetch(`${loses.url}/readyz`)).json()).status === 'degraded', PATIENCE_MS, 'the instance to see Redis gone');
       // Made where Redis is: the instance without it reads it from the log.
       const fromKeeper = await made(keeps);
-      await streams[1]!.waitFor((e) => e.id === fromKeeper, PATIENCE_MS);
+      await streams[1]!.waitFor((e) => e.id === fromKeeper);
       // Made where Redis is not: the other hears of it once this instance can publish again.
       const fromLoser = [await made(loses), await made(loses)];
-      await streams[1]!.waitFor((e) => e.id === fromLoser[1], PATIENCE_MS);
+      await streams[1]!.waitFor((e) => e.id === fromLoser[1]);
       await proxy.start();
-      for (const stream of streams) await stream.waitFor((e) => e.id === fromLoser[1], PATIENCE_MS);
+      for (const stream of streams) await stream.waitFor((e) => e.id === fromLoser[1]);
       // Back through Redis both ways.
       const after = [await made(keeps), await made(loses)];
-      for (const stream of streams) await stream.waitFor((e) => e.id === after[1], PATIENCE_MS);
+      for (const stream of streams) await stream.waitFor((e) => e.id === after[1]);
       for (const stream of streams) {
-        await stream.waitFor((e) => e.id === after[0], PATIENCE_MS);
+        await stream.waitFor((e) => e.id === after[0]);
         expect(stream.events.filter((e) => e.event === 'session.created').map((e) => e.id)).toEqual([fromKeeper, ...fromLoser, ...after]);
       }
     } finally {

@@ -38,12 +38,3 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
   });
   return { process: child, url: `http://127.0.0.1:${port}`, exited, output: () => output };
 }
-
-/** Checks `condition` every 50 ms until it holds; fails after `timeoutMs`. */
-export async function pollUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
