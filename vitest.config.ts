@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Four kinds of test file, told apart by the name (README, Tests):
+// Four kinds of test file, told apart by the name (docs/testing.md):
 //   *.test.ts           unit: no database, no server; runs once. test/support/unitGuard.ts fails such a
 //                       file when it opens a database or starts the server.
 //   *.db.test.ts        database: runs on PGlite and again on PostgreSQL (TEST_DATABASE_URL).

@@ -90,7 +90,7 @@ const ROWS: Row[] = [
   { id: 'message-post', label: 'POST /v1/sessions/{id}/messages', request: postMessage },
   {
     // The same posts spread over 16 sessions: what a post costs when it does not wait for another
-    // post's lock on the same session (posts to one session are serialised by design: see README).
+    // post's lock on the same session (posts to one session are serialised by design: see docs/chats.md).
     id: 'message-post-spread',
     label: 'same, spread over 16 sessions',
     request: (seed) => ({ ...postMessage(seed), spreadPaths: seed.spreadSessionIds.map((id) => `/v1/sessions/${id}/messages`) }),

@@ -1,9 +1,10 @@
 // Fails when the generated files differ from what the contract gives, a handler is missing, an
-// example does not match its schema, or a request property has a default (see requestDefaults).
+// example does not match its schema, a request property has a default (see requestDefaults), or a
+// request schema is not strict and bounded (see unboundedRequestSchemas).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { invalidExamples } from './examples.js';
-import { generatedFiles, missingHandlers, readSpec, requestDefaults } from './outputs.js';
+import { generatedFiles, missingHandlers, readSpec, requestDefaults, unboundedRequestSchemas } from './outputs.js';
 
 const problems: string[] = [];
 for (const [file, content] of await generatedFiles()) {
@@ -16,6 +17,7 @@ for (const problem of invalidExamples(spec)) problems.push(`example ${problem}`)
 for (const problem of requestDefaults(spec)) {
   problems.push(`${problem}: give it in the description (generators' default flags would make it required)`);
 }
+for (const problem of unboundedRequestSchemas(spec)) problems.push(problem);
 
 if (problems.length) {
   console.error(`codegen check failed:\n  ${problems.join('\n  ')}\nfix the contract, run \`npm run codegen\` and commit the result`);

@@ -167,27 +167,61 @@ export async function generatedFiles(): Promise<Map<string, string>> {
 }
 
 /**
+ * Every schema of every request body, with where it is (`createCall application/json.metadata`) and
+ * the body's media type: the one walk the rules below share.
+ */
+function visitRequestSchemas(spec: Record<string, any>, visit: (schema: any, where: string, mediaType: string) => void): void {
+  const walk = (schema: any, where: string, mediaType: string, seen: Set<unknown>) => {
+    schema = resolved(spec, schema);
+    if (!schema || typeof schema !== 'object' || seen.has(schema)) return;
+    seen.add(schema);
+    visit(schema, where, mediaType);
+    for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) walk(part, where, mediaType, seen);
+    for (const [name, property] of Object.entries<any>(schema.properties ?? {})) walk(property, `${where}.${name}`, mediaType, seen);
+    if (typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${where}.*`, mediaType, seen);
+    if (schema.items) walk(schema.items, `${where}[]`, mediaType, seen);
+  };
+  for (const op of listOperations(spec)) {
+    const body = resolved(spec, spec.paths[op.path][op.method].requestBody);
+    for (const [type, media] of Object.entries<any>(body?.content ?? {})) walk(media.schema, `${op.operationId} ${type}`, type, new Set());
+  }
+}
+
+/**
  * Request-body properties that carry a `default`. openapi-typescript's default flags (and generators
  * like it) make a property with a default required, so an integrator could not leave it out; the
  * contract states such defaults in the description and the server applies them.
  */
 export function requestDefaults(spec: Record<string, any>): string[] {
   const found: string[] = [];
-  const visit = (schema: any, where: string, seen: Set<unknown>) => {
-    schema = resolved(spec, schema);
-    if (!schema || typeof schema !== 'object' || seen.has(schema)) return;
-    seen.add(schema);
-    for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) visit(part, where, seen);
+  visitRequestSchemas(spec, (schema, where) => {
     for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
       if (property && 'default' in property) found.push(`${where}: property ${name} has a default`);
-      visit(property, `${where}.${name}`, seen);
     }
-    if (schema.items) visit(schema.items, `${where}[]`, seen);
-  };
-  for (const op of listOperations(spec)) {
-    const body = resolved(spec, spec.paths[op.path][op.method].requestBody);
-    for (const [type, media] of Object.entries<any>(body?.content ?? {})) visit(media.schema, `${op.operationId} ${type}`, new Set());
-  }
+  });
+  return found;
+}
+
+/**
+ * Request schemas that would let a client's mistake through or make the server work without bound:
+ * an object with named fields that does not refuse others (a typo such as `custmer_language` would
+ * be dropped silently; only form bodies, which are OAuth's, ignore what they do not know, as RFC 6749
+ * 3.2 wants), a
+ * free-form object without `maxProperties`, a list without `maxItems`. The server counts these bounds
+ * before it checks values (src/http/bodyBounds.ts), so every body's work is bounded.
+ */
+const FORM = 'application/x-www-form-urlencoded';
+
+export function unboundedRequestSchemas(spec: Record<string, any>): string[] {
+  const found: string[] = [];
+  visitRequestSchemas(spec, (schema, where, mediaType) => {
+    const freeForm = typeof schema.additionalProperties === 'object';
+    if (schema.properties && schema.additionalProperties !== false && mediaType !== FORM) {
+      found.push(`${where}: an object with named fields needs additionalProperties: false`);
+    }
+    if (freeForm && schema.maxProperties === undefined) found.push(`${where}: a free-form object needs maxProperties`);
+    if (schema.type === 'array' && schema.maxItems === undefined) found.push(`${where}: a list needs maxItems`);
+  });
   return found;
 }
 

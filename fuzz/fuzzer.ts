@@ -38,7 +38,7 @@ export interface FuzzReport {
   statuses: Record<string, number>;
   /** 5xx the contract documents for this configuration (no engine configured, Twilio failing). */
   documented5xx: Record<string, number>;
-  /** Every other 5xx, and requests that got no answer. */
+  /** Every other 5xx, requests that got no answer, and bodies the contract refuses that were accepted. */
   failures: Failure[];
   connectionsSent: number;
   connectionStatuses: Record<string, number>;
@@ -115,7 +115,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         if (outcome.kind === 'answer') count(report.statuses, String(outcome.status));
         const documented = documentedServerError(outcome);
         if (documented) count(report.documented5xx, documented);
-        else if (outcome.kind === 'no answer' || outcome.status >= 500) report.failures.push({ request, outcome });
+        else if (outcome.kind === 'no answer' || outcome.status >= 500 || (request.mustRefuse && outcome.status < 400)) report.failures.push({ request, outcome });
         if (report.requestsSent % 250 === 0) progress(`${report.requestsSent} requests sent`);
       }
     };
@@ -141,7 +141,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   return report;
 }
 
-/** Whether the run found nothing: no unexpected 5xx, every request answered, the server up throughout. */
+/**
+ * Whether the run found nothing: no unexpected 5xx, every request answered, every body the contract
+ * refuses by its shape refused, the server up throughout.
+ */
 export const passed = (report: FuzzReport) =>
   report.failures.length === 0 && report.connectionFailures.length === 0 && report.serverStayedUp && !report.crashed;
 
@@ -164,7 +167,7 @@ export function formatReport(report: FuzzReport): string {
   if (report.connectionsSent) {
     lines.push(`hostile connections: ${report.connectionsSent}, answers: ${JSON.stringify(report.connectionStatuses)}`);
   }
-  lines.push(`unexpected 5xx or no answer: ${report.failures.length}`);
+  lines.push(`unexpected 5xx, no answer, or a bent body accepted: ${report.failures.length}`);
   for (const { request, outcome } of report.failures) {
     const answer = outcome.kind === 'answer' ? `${outcome.status} ${clip(outcome.detail, 300)}` : `no answer: ${outcome.reason}`;
     lines.push(`  - ${answer}\n      ${describeRequest(request)}`);

@@ -13,6 +13,8 @@ export interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
+  /** Bent so that the contract refuses it: any answer but a 4xx is a finding (e.g. an unknown field accepted). */
+  mustRefuse?: boolean;
 }
 
 interface CallFixture {
@@ -85,6 +87,7 @@ export class RequestMaker {
       [1, () => undefined],
       [mediaType === 'application/json' ? 4 : 0, () => this.bendJsonField(request, op.body!.content[mediaType])],
       [mediaType === 'application/json' ? 2 : 0, () => this.bendJsonBody(request, op.body!.content[mediaType])],
+      [mediaType === 'application/json' ? 3 : 0, () => this.bendJsonBounds(request, op.body!.content[mediaType])],
       [mediaType === 'multipart/form-data' ? 5 : 0, () => this.bendUpload(request, op)],
       [mediaType ? 1 : 0, () => this.bendContentType(request)],
       [mediaType ? 1 : 0, () => this.bendEncoding(request)],
@@ -181,6 +184,52 @@ export class RequestMaker {
     }
     request.label = `body field ${name}`;
     request.body = Buffer.from(toJson(body));
+  }
+
+  /**
+   * A body the contract refuses by its shape alone: a field the operation does not take (a typo of one
+   * it does, or one of its own), thousands of them, a list or a free-form object past its bound, a
+   * metadata key too long. Each must get a 4xx, and quickly: the server counts before it checks.
+   */
+  private bendJsonBounds(request: FuzzRequest, schema: Schema): void {
+    const body = validValue(schema, this.random) as Record<string, unknown>;
+    const properties = Object.entries<Schema>(schema.properties ?? {});
+    const lists = properties.filter(([, property]) => property.maxItems !== undefined || property.oneOf?.some((option: Schema) => option.maxItems !== undefined));
+    const freeForm = properties.filter(([, property]) => property.maxProperties !== undefined);
+    const [label, bend] = this.random.pick<[string, () => void]>([
+      [
+        'unknown field (a typo)',
+        () => {
+          const [name] = this.random.pick(properties.length ? properties : [['field', {}]]);
+          const cut = Math.floor(this.random.next() * name.length);
+          body[`${name.slice(0, cut)}${name.slice(cut + 1)}x`] = body[name] ?? 'value';
+        },
+      ],
+      ['unknown field', () => (body[this.random.pick(['extra', 'constructor', 'toString', 'id', 'livemode'])] = this.random.pick([1, 'x', null, {}]))],
+      ['30,000 unknown fields', () => Object.assign(body, Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`f${i}`, { bad: i }])))],
+      [
+        'list past its maxItems',
+        () => {
+          if (!lists.length) return void (body.extra = []);
+          const [name, property] = this.random.pick(lists);
+          const max: number = property.maxItems ?? property.oneOf.find((option: Schema) => option.maxItems !== undefined).maxItems;
+          body[name] = Array.from({ length: this.random.pick([max + 1, 50_000]) }, () => ({ bad: true }));
+        },
+      ],
+      [
+        'free-form object past its maxProperties',
+        () => {
+          if (!freeForm.length) return void (body.extra = {});
+          const [name, property] = this.random.pick(freeForm);
+          body[name] = Object.fromEntries(Array.from({ length: this.random.pick([property.maxProperties + 1, 52_000]) }, (_, i) => [`k${i}`, []]));
+        },
+      ],
+      ['free-form key too long', () => (body[freeForm.length ? this.random.pick(freeForm)[0] : 'extra'] = { ['k'.repeat(this.random.pick([41, 1_001, 100_000]))]: 1 })],
+    ]);
+    bend();
+    request.label = label;
+    request.body = Buffer.from(toJson(body));
+    request.mustRefuse = true;
   }
 
   private bendJsonBody(request: FuzzRequest, schema: Schema): void {

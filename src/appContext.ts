@@ -11,6 +11,7 @@ import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
 import type { LiveStreamGroups } from './http/liveStreamGroups.js';
 import type { PresentedMessages } from './sessions/presentedMessages.js';
+import type { RedisAvailability } from './redis.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -28,17 +29,19 @@ export interface AppContext {
   engines: EngineRegistry;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
+  /** With several instances, whether the Redis they share answers (/readyz says degraded while it does not). */
+  redis: RedisAvailability | null;
   /**
    * The installed app (its client_id) whose request this context serves: the events and ledger rows the
-   * request writes name it (DESIGN §8). Null in the process's own context (the media plane's clock,
+   * request writes name it (docs/oauth.md). Null in the process's own context (the media plane's clock,
    * webhooks) and for requests made with an API key or by a customer.
    */
   actingApp: string | null;
   /**
-   * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a pass soon (something
-   * became due); `tick` runs one after the current one and resolves when it is done (tests).
+   * Sends queued webhook deliveries (src/webhooks/worker.ts): `nudge` asks for a claim soon (something
+   * became due); `tick` claims what is due and resolves when this process has nothing more under way (tests).
    */
-  webhooks: { nudge(): void; tick(): Promise<number> };
+  webhooks: { nudge(): void; tick(): Promise<void> };
   /** Announces revoked credentials to the streams open with them. */
   revocations: RevocationBus;
   /** API keys recently looked up, forgotten when their revocation is announced. */
@@ -53,7 +56,7 @@ export interface AppContext {
   audioSocketPort: number;
   /** This server instance (src/instances.ts): the holds and running requests it owns carry it. */
   instanceId: string;
-  /** The wall clock of console sessions and their expiry (Date.now; tests put a fake one here). */
+  /** The wall clock of console sessions and OAuth codes and tokens, and their expiry (Date.now; tests put a fake one here). */
   now: () => number;
   /** Aborted when the server stops: long-lived streams and sockets end themselves. */
   shutdown: AbortSignal;

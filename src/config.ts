@@ -6,6 +6,7 @@ export type TranslationEngineName = 'openai' | 'deepl' | 'libretranslate';
 export interface Config {
   port: number;
   host: string;
+  /** Where clients reach this server (links, Twilio's callbacks, the OAuth issuer); no trailing slash. */
   publicBaseUrl: string;
   databaseUrl: string | undefined;
   /** How long the database may take before a request gets 503 with Retry-After instead of waiting. */
@@ -21,6 +22,11 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefixes every Redis key and channel of this deployment (deployments may share a Redis). */
   redisPrefix: string;
+  /**
+   * How long a Redis command may take before it fails (REDIS_COMMAND_TIMEOUT_MS): a Redis that hangs
+   * (rather than refusing connections) must not hold requests, which fall back as when it is away.
+   */
+  redisCommandTimeoutMs: number;
   /** How often the housekeeping jobs run, once per deployment (JOB_INTERVAL_SECONDS). */
   jobIntervalMs: number;
   /**
@@ -58,7 +64,7 @@ export interface Config {
   console: ConsoleSettings;
   /** How often an instance renews its lease; it is taken for dead after three missed renewals. */
   instanceHeartbeatMs: number;
-  /** How long and how many connections a client may hold (README "Limits"). */
+  /** How long and how many connections a client may hold (README, "Limits and what a client sees"). */
   connections: ConnectionLimits;
   webhooks: WebhookSettings;
   engines: {
@@ -101,6 +107,16 @@ export interface WebhookSettings {
   timeoutMs: number;
   /** How often an instance looks for deliveries that are due (retries); new events are sent at once. */
   pollIntervalMs: number;
+  /** Attempts in flight at once in this instance, all endpoints together (WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /**
+   * Attempts in flight at once for one organization's endpoints of one mode, across every instance
+   * sharing the database (WEBHOOK_CONCURRENCY_PER_ORGANIZATION): endpoints that hang take this many
+   * slots, never everyone's.
+   */
+  perOrganization: number;
+  /** Attempts in flight at once to one endpoint, across every instance (WEBHOOK_CONCURRENCY_PER_ENDPOINT). */
+  perEndpoint: number;
 }
 
 export interface IceServer {
@@ -113,7 +129,10 @@ export interface TurnSettings {
   urls: string[];
   /** coturn's `static-auth-secret`. */
   secret: string;
-  /** How long a join's TURN credentials stay valid. */
+  /**
+   * How long TURN credentials stay valid from when they are made (a join answer, a renewal on the
+   * signalling socket, which comes every half of it): short, so credentials stop soon after the call.
+   */
   ttlSeconds: number;
 }
 
@@ -246,7 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
   const turn = (): TurnSettings | undefined => {
     const urls = text('TURN_URLS')?.split(',').map((url) => url.trim()).filter(Boolean);
     const secret = text('TURN_SECRET');
-    const ttlSeconds = integer('TURN_CREDENTIAL_TTL_SECONDS', 12 * 3600, 60, 7 * 24 * 3600);
+    const ttlSeconds = integer('TURN_CREDENTIAL_TTL_SECONDS', 600, 60, 7 * 24 * 3600);
     if (!urls?.length && secret === undefined) return undefined;
     if (!urls?.length) problems.push('TURN_SECRET is set but TURN_URLS is not: name the TURN server, e.g. turn:turn.example.org:3478');
     if (secret === undefined) problems.push("TURN_URLS is set but TURN_SECRET is not: give coturn's static-auth-secret");
@@ -290,7 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     url: url('LIBRETRANSLATE_URL', ['http:', 'https:']),
     apiKey: text('LIBRETRANSLATE_API_KEY'),
   };
-  // Default engine: the first whose settings are present (DESIGN §7).
+  // Default engine: the first whose settings are present (docs/translation-and-billing.md, "Engines").
   const defaultEngine: TranslationEngineName | undefined = openai.apiKey
     ? 'openai'
     : deepl.apiKey
@@ -318,6 +337,8 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const sealingKey = secretsKey();
   const publicBaseUrl = url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  // Paths are appended to it, and it is the OAuth issuer identifier, which has neither (RFC 8414 2).
+  if (/[?#]/.test(publicBaseUrl)) problems.push('PUBLIC_BASE_URL must not have a query or a fragment');
   const config: Config = {
     port,
     host: text('HOST') ?? '0.0.0.0',
@@ -333,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey: sealingKey,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: redisPrefix(),
+    redisCommandTimeoutMs: integer('REDIS_COMMAND_TIMEOUT_MS', 2_000, 100, 60_000),
     jobIntervalMs: integer('JOB_INTERVAL_SECONDS', 3_600, 1, 86_400) * 1_000,
     shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', text('REDIS_URL') ? 10 : 0, 0, 12) * 1_000,
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
@@ -367,6 +389,9 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateAddresses: flag('WEBHOOK_ALLOW_PRIVATE_ADDRESSES'),
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       pollIntervalMs: integer('WEBHOOK_POLL_INTERVAL_MS', 5_000, 100, 600_000),
+      concurrency: integer('WEBHOOK_CONCURRENCY', 100, 1, 10_000),
+      perOrganization: integer('WEBHOOK_CONCURRENCY_PER_ORGANIZATION', 10, 1, 1_000),
+      perEndpoint: integer('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 3, 1, 100),
     },
     engines: {
       translation: oneOf('TRANSLATION_ENGINE', ENGINES, defaultEngine),

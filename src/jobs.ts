@@ -6,6 +6,7 @@ import type { AppContext } from './appContext.js';
 import { purgeExpiredMemberSessions } from './members/sessions.js';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency.js';
 import { eraseExpiredData } from './sessions/retention.js';
+import { forgetExpiredSecrets } from './webhooks/endpoints.js';
 
 const HOUSEKEEPING = 'housekeeping';
 /** pg_try_advisory_xact_lock's key of the housekeeping job (any fixed number, unique in the database). */
@@ -34,7 +35,8 @@ export async function runHousekeeping(app: Pick<AppContext, 'db' | 'logger' | 'n
   const purged = await purgeExpiredIdempotencyKeys(app.db);
   const erased = await eraseExpiredData(app.db);
   const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
-  app.logger.info({ idempotencyKeys: purged, memberSessions, ...erased }, 'expired data erased');
+  const webhookSecrets = await forgetExpiredSecrets(app.db, app.now());
+  app.logger.info({ idempotencyKeys: purged, memberSessions, webhookSecrets, ...erased }, 'expired data erased');
   return true;
 }
 

@@ -31,7 +31,7 @@ import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { FallbackRateLimitStore } from './ratelimit/fallbackStore.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { RedisRateLimitStore } from './ratelimit/redisStore.js';
-import { connectRedis, type RedisConnections } from './redis.js';
+import { connected, connectRedis, type RedisConnections } from './redis.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
 import { LiveStreamGroups } from './http/liveStreamGroups.js';
 import { deliverToGroup } from './http/sse.js';
@@ -91,7 +91,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await migrateToLatest(database.knex);
     const { adminToken, banner } = await bootstrap(database.knex, config);
     const secretsKey = await resolveSecretsKey(config);
-    // Every setting is optional (DESIGN §2), so a shared database without SECRETS_KEY still starts;
+    // Every setting is optional (README, "Configuration"), so a shared database without SECRETS_KEY still starts;
     // but a key file per instance cannot open tokens another instance sealed.
     if (config.databaseUrl && !config.secretsKey) {
       logger.warn(
@@ -115,15 +115,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         ? await PostgresRevocationBus.start({ databaseUrl: config.databaseUrl!, db: database.knex, logger, connectTimeoutMs: config.databaseTimeouts.connectMs })
         : new LocalRevocationBus((err) => logger.error({ err }, 'revocation: ending a stream failed'));
     stopRevocations = () => (revocations instanceof PostgresRevocationBus ? revocations.close() : Promise.resolve());
-    // Several instances share one PostgreSQL and one Redis (DESIGN §11); PGlite serves one process.
+    // Several instances share one PostgreSQL and one Redis (docs/several-instances.md); PGlite serves one process.
     if (config.redisUrl && database.kind === 'pglite') {
       logger.warn('REDIS_URL is not used: the embedded database (PGlite) serves one process; set DATABASE_URL to run several instances');
     } else if (config.redisUrl) {
-      redis = await connectRedis(config.redisUrl, config.redisPrefix, logger, config.databaseTimeouts.connectMs);
-      redisEvents = await startRedisEventBus({ publisher: redis.commands, subscriber: redis.subscriber, channel: `${redis.prefix}events`, logger });
+      redis = await connectRedis(
+        { url: config.redisUrl, prefix: config.redisPrefix, connectTimeoutMs: config.databaseTimeouts.connectMs, commandTimeoutMs: config.redisCommandTimeoutMs },
+        logger,
+      );
+      redisEvents = await startRedisEventBus({ publisher: redis.commands, subscriber: redis.subscriber, channel: `${redis.prefix}events`, db: database.knex, logger });
     }
-    const rateLimits = redis
-      ? new FallbackRateLimitStore(new RedisRateLimitStore(redis.commands, `${redis.prefix}ratelimit:`), new MemoryRateLimitStore(), logger)
+    const sharedCommands = redis?.commands;
+    const rateLimits = sharedCommands
+      ? new FallbackRateLimitStore(new RedisRateLimitStore(sharedCommands, `${config.redisPrefix}ratelimit:`), new MemoryRateLimitStore(), logger, () => connected(sharedCommands))
       : new MemoryRateLimitStore();
     const shutdown = new AbortController();
     const draining = new AbortController();
@@ -142,6 +146,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),
       events,
+      redis,
       actingApp: null,
       webhooks,
       instanceId: running.id,
@@ -194,6 +199,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       failedAttempts: app.failedAttempts,
       socketsPerSide: config.connections.mediaSocketsPerSide,
       otherUpgrades: [twilio.upgrade],
+      ice: config,
+      now: () => app.now(),
     });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);

@@ -4,5 +4,5 @@ import { joinInfo } from '../../src/calls/join.js';
 
 export default defineHandler<'endCallSide'>(async ({ app, callSide: { call, side } }) => ({
   status: 200,
-  body: await joinInfo(app.db, app.config, await hangUp(app, call, side), side),
+  body: await joinInfo(app.db, app.config, await hangUp(app, call, side), side, app.now()),
 }));

@@ -4,5 +4,5 @@ import { joinInfo } from '../../src/calls/join.js';
 
 export default defineHandler<'joinCall'>(async ({ app, callSide: { call, side } }) => {
   const joined = await markJoined(app, call, side);
-  return { status: 200, body: await joinInfo(app.db, app.config, joined, side) };
+  return { status: 200, body: await joinInfo(app.db, app.config, joined, side, app.now()) };
 });

@@ -4,5 +4,5 @@ import { joinInfo } from '../../src/calls/join.js';
 
 export default defineHandler<'updateCallSide'>(async ({ app, body, callSide: { call, side } }) => {
   const updated = await updateSideSettings(app, call, side, body);
-  return { status: 200, body: await joinInfo(app.db, app.config, updated, side) };
+  return { status: 200, body: await joinInfo(app.db, app.config, updated, side, app.now()) };
 });

@@ -3,5 +3,5 @@ import { listEndpoints } from '../../src/webhooks/endpoints.js';
 
 export default defineHandler<'listWebhookEndpoints'>(async ({ app, principal, query }) => ({
   status: 200,
-  body: await listEndpoints(app.db, principal, query.limit),
+  body: await listEndpoints(app, principal, query.limit),
 }));

@@ -20,7 +20,7 @@
 
 import type { InputAudioTrack, InputFormat } from 'mediabunny';
 import { onFirstUse } from '../onFirstUse.js';
-import { countOpusSamples, parseOpusHead } from './opus.js';
+import { countOpusSamples, PACKETS_PER_SLICE, parseOpusHead, yieldToEventLoop } from './opus.js';
 import { scanMp4, scanOgg, scanWebm, type ScanResult } from './salvage.js';
 
 export type AudioFormat = 'webm' | 'ogg' | 'mp4' | 'mp3' | 'wav';
@@ -234,6 +234,9 @@ async function measure(
   let end = -Infinity;
   for await (const packet of sink.packets()) {
     count++;
+    // The demuxer's reads from memory resolve at once: without a pause, 10 MB of tiny packets would be
+    // demuxed in one turn of the event loop.
+    if (count % PACKETS_PER_SLICE === 0) await yieldToEventLoop();
     packetBytes += packet.data.byteLength;
     firstTimestamp = Math.min(firstTimestamp, packet.timestamp);
     end = Math.max(end, packet.timestamp + packet.duration);

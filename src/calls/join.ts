@@ -31,7 +31,11 @@ export function verifyMediaSecret(call: CallRow, side: Side, purpose: Purpose, p
 
 export const isReady = (call: CallRow) => call.status === 'open' && call.customer_language !== null;
 
-export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side, nowMs = Date.now()) {
+/** A side's ICE servers at `nowMs`; its TURN user is its stream channel, so coturn's logs name the side of the call. */
+export const sideIceServers = (config: Pick<Config, 'iceServers' | 'turn'>, callId: string, side: Side, nowMs: number) =>
+  iceServersFor(config, channelId(callId, side), nowMs);
+
+export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Side, nowMs: number) {
   const org = await getOrganization(db, call.org_id);
   const other = otherSide(side);
   const ready = isReady(call);
@@ -49,8 +53,8 @@ export async function joinInfo(db: Knex, config: Config, call: CallRow, side: Si
     my_name: nameOf(call, side),
     other_language: languageOf(call, other),
     other_name: nameOf(call, other),
-    // The TURN user is the side's channel: coturn's logs then name the side of the call.
-    ice_servers: iceServersFor(config, streamChannel, nowMs),
+    // None once the call has ended: the side's TURN credentials stop with the call.
+    ice_servers: call.status === 'open' ? sideIceServers(config, call.id, side, nowMs) : [],
     stream: ready
       ? { channel_id: streamChannel, path: `/media/stream/${streamChannel}`, source_id: side, token: mediaSecret(call, side, 'stream') }
       : null,

@@ -148,7 +148,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   /** The webhooks page of the view, each endpoint with its newest deliveries. */
   const showWebhooks = async (res: Response, view: ConsoleView, outcome: WebhooksOutcome = {}, status = 200) => {
     const payer: Payer = { orgId: view.member.orgId, mode: view.mode };
-    const endpoints = await listEndpoints(app.db, payer);
+    const endpoints = await listEndpoints(app, payer);
     const items = await Promise.all(
       endpoints.map(async (endpoint) => ({ endpoint, deliveries: await deliveriesOf(app.db, endpoint.id, { limit: RECENT_DELIVERIES }) })),
     );

@@ -2,7 +2,7 @@
 // that key waits and then goes together, as one statement: a key that is idle costs nothing more than
 // before, and a busy key costs a statement per group instead of one per request. A session's messages
 // (each statement locks the session's row: on PostgreSQL, 16 writers queueing on one row lock spent most
-// of the database's CPU on waking one another; the measurements are in the README), and the reads of
+// of the database's CPU on waking one another; the measurements are in docs/performance.md), and the reads of
 // one row (./sharedReads.ts: a read shared by a group still starts after each of its requests arrived).
 import type { Knex } from 'knex';
 import { sqlStateOf } from './errors.js';

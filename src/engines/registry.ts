@@ -1,5 +1,5 @@
 // The one place that decides which engine does a piece of work: the test-mode stand-ins for test
-// keys, the live engines chosen from configuration for live keys (DESIGN §4 and §7). Made once at
+// keys, the live engines chosen from configuration for live keys (docs/translation-and-billing.md, "Engines"). Made once at
 // start-up and kept on the AppContext; tests replace live engines with replaceLive().
 //
 // - Text translation and transcription: test mode gets the stand-in (`[fi] Hello`, the fixed

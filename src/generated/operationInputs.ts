@@ -34,6 +34,7 @@ export interface OperationInputs {
   getChatMessageAudio: { auth: 'chatKey'; files: never };
   getHealth: { auth: 'none'; files: never };
   getMessageAudio: { auth: 'api'; files: never };
+  getOAuthServerMetadata: { auth: 'none'; files: never };
   getReadiness: { auth: 'none'; files: never };
   getSession: { auth: 'api'; files: never };
   getWebhookEndpoint: { auth: 'api'; files: never };

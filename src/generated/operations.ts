@@ -33,6 +33,7 @@ import getCall from '../../handlers/calls/getCall.js';
 import getChatMessageAudio from '../../handlers/chat-customer/getChatMessageAudio.js';
 import getHealth from '../../handlers/system/getHealth.js';
 import getMessageAudio from '../../handlers/sessions/getMessageAudio.js';
+import getOAuthServerMetadata from '../../handlers/oauth/getOAuthServerMetadata.js';
 import getReadiness from '../../handlers/system/getReadiness.js';
 import getSession from '../../handlers/sessions/getSession.js';
 import getWebhookEndpoint from '../../handlers/webhooks/getWebhookEndpoint.js';
@@ -346,6 +347,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'sessions:read',
     auth: 'api',
     handler: getMessageAudio,
+  },
+  {
+    operationId: 'getOAuthServerMetadata',
+    method: 'get',
+    path: '/.well-known/oauth-authorization-server',
+    tag: 'oauth',
+    scope: null,
+    auth: 'none',
+    handler: getOAuthServerMetadata,
   },
   {
     operationId: 'getReadiness',

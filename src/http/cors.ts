@@ -1,4 +1,4 @@
-// CORS for the public call and chat endpoints (DESIGN §9): an integrator's own page on another
+// CORS for the public call and chat endpoints (docs/api-behaviour.md): an integrator's own page on another
 // domain calls them with the key from its link; there are no cookies, so no credentials are allowed.
 import type { Request, Response } from 'express';
 

@@ -15,6 +15,7 @@ import { perCall, perPrincipal, perSession, rateLimit } from './rateLimit.js';
 import { toApiError } from './errorHandler.js';
 import { openEventStream } from './sse.js';
 import { storableInput, storablePath } from './storableInput.js';
+import { bodyBounds } from './bodyBounds.js';
 import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
 import { matchTemplate, middlewareChain, pathTemplate, requestSegments, type PathTemplate } from './dispatch.js';
 import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
@@ -75,7 +76,25 @@ const templatedOperations = operationTable.map((op) => ({ op, template: pathTemp
 
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
 const JSON_BODY_LIMIT = '1mb';
-const parseJson = express.json({ limit: JSON_BODY_LIMIT });
+const UTF8 = new Set(['utf-8', 'utf8']);
+
+/**
+ * The operation's JSON reader: UTF-8 only (RFC 8259 8.1), and the body's bounds counted on its bytes
+ * before it is parsed (./bodyBounds.ts), so a body built to be big is refused without being parsed.
+ */
+function parseJson(op: OperationEntry): RequestHandler {
+  const bounds = bodyBounds(op);
+  return express.json({
+    limit: JSON_BODY_LIMIT,
+    verify: (_req, _res, bytes, encoding) => {
+      if (!UTF8.has(encoding)) {
+        throw errors.invalid([{ loc: ['header', 'Content-Type'], msg: `the charset ${encoding} is not supported; send utf-8`, type: 'unsupported_charset' }]);
+      }
+      const exceeded = bounds?.exceededInJson(bytes) ?? [];
+      if (exceeded.length) throw errors.invalid(exceeded);
+    },
+  });
+}
 /** Form bodies: the contract's form operations and Twilio's webhooks. */
 export const parseForm = express.urlencoded({ extended: false, limit: '64kb' });
 
@@ -86,7 +105,7 @@ export const parseForm = express.urlencoded({ extended: false, limit: '64kb' });
  */
 function bodyParsers(op: OperationEntry): RequestHandler[] {
   const types = documentedBodyTypes(op);
-  return [...(types.includes('application/json') ? [parseJson] : []), ...(types.includes('application/x-www-form-urlencoded') ? [parseForm] : [])];
+  return [...(types.includes('application/json') ? [parseJson(op)] : []), ...(types.includes('application/x-www-form-urlencoded') ? [parseForm] : [])];
 }
 
 function invoke(app: AppContext, op: OperationEntry): RequestHandler {

@@ -2,6 +2,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../appContext.js';
 import { errors, type ValidationIssue } from '../errors.js';
+import { bodyBounds, type BodyBounds } from './bodyBounds.js';
 import { contract, contractCopy } from './contract.js';
 import type { OperationEntry } from './handler.js';
 
@@ -41,12 +42,34 @@ export function contractValidator(app: AppContext): { forOperation(op: Pick<Oper
     forOperation: (op) => {
       const takesBody = documentedBodyTypes(op).length > 0;
       const takesInput = takesBody || documentedParameters(op).length > 0;
+      const bounds = bodyBounds(op);
       return middlewares.flatMap((middleware) => {
         if (middleware === security || (middleware === multipart && !takesBody) || (middleware === request && !takesInput)) return [];
         if (middleware === metadata) return [matchedOnce(metadata)];
+        if (middleware === request && bounds) return [namingFields(bounds, request)];
         return [middleware === pathParams.stage ? pathParams.middleware : middleware];
       });
     },
+  };
+}
+
+/**
+ * The request stage, with the fields the body's bounds named (./bodyBounds.ts: unknown fields with the
+ * one probably meant, keys too long) listed beside its own problems, in place of its bare "must NOT
+ * have additional properties".
+ */
+function namingFields(bounds: BodyBounds, request: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const fields = bounds.fieldIssues(mediaType, req.body);
+    if (!fields.length) return request(req, res, next);
+    request(req, res, (err?: unknown) => {
+      if (!err) return next(errors.invalid(fields));
+      if (!isValidatorError(err) || err.status !== 400) return next(err);
+      const named = new Set(fields.map((issue) => placeOf(issue.loc)));
+      const others = issuesFrom(err).filter((issue) => !(issue.type === UNKNOWN_FIELD && named.has(placeOf(issue.loc))));
+      next(errors.invalid([...fields, ...others]));
+    });
   };
 }
 
@@ -206,8 +229,15 @@ export function locationOf(path: string): Array<string | number> {
     .map((part, index) => (index === 0 ? (PART_NAMES[part] ?? part) : /^\d+$/.test(part) ? Number(part) : part));
 }
 
+const UNKNOWN_FIELD = 'unknown_field';
+/** The validator's names of rules that the contract's errors name otherwise. */
+const RENAMED_RULES: Record<string, string> = { additionalProperties: UNKNOWN_FIELD };
+
 /** `required.openapi.validation` -> `required`. */
-const issueType = (errorCode?: string) => errorCode?.replace(/\.openapi\.(validation|requestValidation)$/, '') ?? 'invalid';
+const issueType = (errorCode?: string) => {
+  const rule = errorCode?.replace(/\.openapi\.(validation|requestValidation)$/, '') ?? 'invalid';
+  return RENAMED_RULES[rule] ?? rule;
+};
 
 export function issuesFrom(err: ValidatorError): ValidationIssue[] {
   return oneIssuePerAlternatives(

@@ -1,4 +1,4 @@
-// Chooses the live interpretation engine for calls from configuration (DESIGN §7).
+// Chooses the live interpretation engine for calls from configuration (docs/translation-and-billing.md, "Engines").
 import type { Logger } from 'pino';
 import type { InterpreterFactory } from '../calls/media/interpreter.js';
 import type { Config } from '../config.js';

@@ -20,7 +20,7 @@ export interface LedgerEntryInput {
   reference: string | null;
   /** Identifies the request that caused the entry; a second entry for the same request is not made. */
   requestRef?: string | null;
-  /** The installed app whose request caused the entry; null for everything else (DESIGN §8). */
+  /** The installed app whose request caused the entry; null for everything else (docs/oauth.md). */
   appId: string | null;
 }
 

@@ -6,6 +6,7 @@ import { hashSecret, newSecret } from '../ids.js';
 import { findApp, type AppRow } from './apps.js';
 import { createConnection } from './connections.js';
 import { CODE_LIFETIME_SECONDS, CODE_PREFIX } from './lifetimes.js';
+import { PKCE_VALUE } from './pkce.js';
 
 /** The request's parameters as received (query of the page, or hidden fields of its form). */
 export type AuthorizationParams = Partial<Record<'response_type' | 'client_id' | 'redirect_uri' | 'scope' | 'state' | 'code_challenge' | 'code_challenge_method', unknown>>;
@@ -13,6 +14,8 @@ export type AuthorizationParams = Partial<Record<'response_type' | 'client_id' |
 export interface AuthorizationRequest {
   app: AppRow;
   redirectUri: string;
+  /** The request named redirect_uri (else the app's only one is used), so the token request must too. */
+  redirectUriSent: boolean;
   scopes: Scope[];
   state: string | null;
   codeChallenge: string | null;
@@ -27,8 +30,6 @@ export interface AuthorizationRequest {
 export type AuthorizationProblem =
   | { kind: 'page'; message: string }
   | { kind: 'redirect'; redirectUri: string; state: string | null; error: string; description: string };
-
-const PKCE_CHALLENGE = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 const single = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
@@ -55,34 +56,43 @@ export async function checkAuthorization(db: Knex, params: AuthorizationParams):
   const method = single(params.code_challenge_method);
   if (challenge || method) {
     if (method !== 'S256') return refuse('invalid_request', 'code_challenge_method must be S256 (plain is not accepted)');
-    if (!challenge || !PKCE_CHALLENGE.test(challenge)) return refuse('invalid_request', 'code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
+    if (!challenge || !PKCE_VALUE.test(challenge)) return refuse('invalid_request', 'code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
   } else if (app.client_type === 'public') {
     return refuse('invalid_request', 'a public app must send code_challenge with code_challenge_method=S256 (PKCE)');
   }
-  return { app, redirectUri, scopes, state, codeChallenge: challenge };
+  return { app, redirectUri, redirectUriSent: asked !== null, scopes, state, codeChallenge: challenge };
 }
 
 export const isProblem = (checked: AuthorizationRequest | AuthorizationProblem): checked is AuthorizationProblem => 'kind' in checked;
 
-/** Where the browser goes back to the app: the redirect URI with `params` added to its query. */
-export function backToApp(redirectUri: string, params: Record<string, string | null>): string {
+/**
+ * Where the browser goes back to the app: the redirect URI with `params` added to its query, and `iss`,
+ * this server's issuer identifier, on every answer, success or error (RFC 9207): an app that talks to
+ * several servers can tell which one answered (mix-up attacks, RFC 9700 4.4).
+ */
+export function backToApp(issuer: string, redirectUri: string, params: Record<string, string | null>): string {
   const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.set(name, value);
+  for (const [name, value] of Object.entries({ ...params, iss: issuer })) if (value !== null) url.searchParams.set(name, value);
   return url.toString();
 }
 
 /** A member allowed the app: a new connection and its single-use code (stored hashed, 60 s). */
-export async function approve(db: Knex, request: AuthorizationRequest, approval: { orgId: string; memberId: string }): Promise<string> {
+export async function approve(
+  deps: { db: Knex; now: () => number },
+  request: AuthorizationRequest,
+  approval: { orgId: string; memberId: string },
+): Promise<string> {
   const code = newSecret(CODE_PREFIX);
-  await db.transaction(async (trx) => {
+  await deps.db.transaction(async (trx) => {
     const connection = await createConnection(trx, { orgId: approval.orgId, clientId: request.app.client_id, scopes: request.scopes, memberId: approval.memberId });
     await trx('oauth_codes').insert({
       code_hash: hashSecret(code),
       connection_id: connection.id,
       redirect_uri: request.redirectUri,
+      redirect_uri_sent: request.redirectUriSent,
       code_challenge: request.codeChallenge,
       code_challenge_method: request.codeChallenge ? 'S256' : null,
-      expires_at: new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000),
+      expires_at: new Date(deps.now() + CODE_LIFETIME_SECONDS * 1000),
     });
   });
   return code;

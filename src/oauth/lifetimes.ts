@@ -1,4 +1,4 @@
-/** How long what OAuth issues lives (DESIGN §8). */
+/** How long what OAuth issues lives (docs/oauth.md). */
 export const CODE_LIFETIME_SECONDS = 60;
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3_600;
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 90 * 24 * 3_600;

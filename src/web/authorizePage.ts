@@ -19,6 +19,7 @@ import {
   type AuthorizationParams,
   type AuthorizationRequest,
 } from '../oauth/authorization.js';
+import { issuerOf } from '../oauth/metadata.js';
 
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oauth');
@@ -44,7 +45,7 @@ function consentPage(request: AuthorizationRequest, member: SignedInMember): str
 <ul>${scopes}</ul>
 <p>It acts in live mode, and what it does is billed to ${escapeHtml(member.orgName)}. You can disconnect it at any time in the console.</p>
 <form method="post" action="${AUTHORIZE_PATH}">
-${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUri)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
+${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUriSent ? request.redirectUri : null)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
 <div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="allow">Allow</button></div>
 </form>`,
   );
@@ -64,13 +65,14 @@ function authorizeUrl(params: AuthorizationParams): string {
 
 export function authorizePageRouter(app: AppContext): express.Router {
   const router = express.Router();
+  const issuer = issuerOf(app.config);
 
   /** Checks the request; answers the problem itself and returns null when there is one. */
   const checked = async (res: Response, params: AuthorizationParams): Promise<AuthorizationRequest | null> => {
     const request = await checkAuthorization(app.db, params);
     if (!isProblem(request)) return request;
     if (request.kind === 'page') errorPage(res, 400, request.message);
-    else res.redirect(302, backToApp(request.redirectUri, { error: request.error, error_description: request.description, state: request.state }));
+    else res.redirect(302, backToApp(issuer, request.redirectUri, { error: request.error, error_description: request.description, state: request.state }));
     return null;
   };
 
@@ -96,10 +98,10 @@ export function authorizePageRouter(app: AppContext): express.Router {
       throw err;
     }
     if (form.decision !== 'allow') {
-      return res.redirect(302, backToApp(request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
+      return res.redirect(302, backToApp(issuer, request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
     }
-    const code = await approve(app.db, request, { orgId: member.orgId, memberId: member.id });
-    res.redirect(302, backToApp(request.redirectUri, { code, state: request.state }));
+    const code = await approve(app, request, { orgId: member.orgId, memberId: member.id });
+    res.redirect(302, backToApp(issuer, request.redirectUri, { code, state: request.state }));
   });
 
   router.use('/oauth2-assets', express.static(assets, { index: false, maxAge: '5m' }));

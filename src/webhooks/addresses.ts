@@ -54,9 +54,13 @@ export function literalAddress(hostname: string): string | null {
 /** A name that always means this machine, whatever DNS says. */
 export const isLocalName = (hostname: string) => /(^|\.)localhost\.?$/i.test(hostname);
 
+/**
+ * A name that resolves to a private address. The message names the host only: what a name resolves to
+ * inside the server's network is not for the endpoint's owner to learn (it is shown with the attempt).
+ */
 export class PrivateAddressError extends Error {
-  constructor(host: string, address: string) {
-    super(`${host} resolves to ${address}, a private or local address; webhooks are not delivered there`);
+  constructor(host: string) {
+    super(`${host} resolves to a private or local address; webhooks are not delivered there`);
     this.name = 'PrivateAddressError';
   }
 }
@@ -68,8 +72,7 @@ export class PrivateAddressError extends Error {
 export const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, '', 0);
-    const refused = addresses.find((entry) => isPrivateAddress(entry.address));
-    if (refused) return callback(new PrivateAddressError(hostname, refused.address), '', 0);
+    if (addresses.some((entry) => isPrivateAddress(entry.address))) return callback(new PrivateAddressError(hostname), '', 0);
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
     const [first] = addresses;
     callback(null, first.address, first.family);

@@ -1,6 +1,8 @@
 // Webhook endpoints: where an organization wants its events of one mode POSTed, which types, and the
 // secret they are signed with. The secret is shown when it is made (creation, rotation) and kept sealed:
-// it must stay usable for signing, so it cannot be hashed.
+// it must stay usable for signing, so it cannot be hashed. A rotation may keep the replaced secret
+// signing beside the new one for up to a day, so receivers can change secrets without missing a
+// delivery; only the latest replaced secret is kept, and it is erased once its time is over.
 import type { Knex } from 'knex';
 import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
@@ -27,6 +29,13 @@ export interface WebhookEndpointRow {
   disabled_at: Date | null;
   disabled_reason: 'manual' | 'failing' | null;
   failing_since: Date | null;
+  /** Failed attempts since the last success (src/webhooks/circuit.ts). */
+  consecutive_failures: number;
+  /** Its due deliveries wait until then; then one probe. */
+  circuit_open_until: Date | null;
+  /** The secret the last rotation replaced, while it still signs (with previous_secret_expires_at). */
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
 }
 
 export interface WebhookEndpointOut {
@@ -39,6 +48,7 @@ export interface WebhookEndpointOut {
   disabled_at: string | null;
   livemode: boolean;
   created_at: string;
+  previous_secret_expires_at: string | null;
 }
 
 /** Each event is POSTed once per matching endpoint: the number an organization may have per mode is bounded. */
@@ -46,7 +56,15 @@ export const MAX_ENDPOINTS_PER_MODE = 16;
 
 export type WebhookDeps = Pick<AppContext, 'db' | 'config' | 'secretsKey' | 'now'>;
 
-export function presentEndpoint(row: WebhookEndpointRow): WebhookEndpointOut {
+/** The secrets that sign a delivery sent at `now`: the current one, then the replaced one while it lasts. */
+export function sealedSigningSecrets(row: Pick<WebhookEndpointRow, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>, now: number): string[] {
+  return previousSecretLasts(row, now) ? [row.secret_sealed, row.previous_secret_sealed!] : [row.secret_sealed];
+}
+
+const previousSecretLasts = (row: Pick<WebhookEndpointRow, 'previous_secret_expires_at'>, now: number) =>
+  row.previous_secret_expires_at !== null && row.previous_secret_expires_at.getTime() > now;
+
+export function presentEndpoint(row: WebhookEndpointRow, now: number): WebhookEndpointOut {
   return {
     id: row.id,
     url: row.url,
@@ -57,6 +75,7 @@ export function presentEndpoint(row: WebhookEndpointRow): WebhookEndpointOut {
     disabled_at: row.disabled_at ? row.disabled_at.toISOString() : null,
     livemode: row.mode === 'live',
     created_at: row.created_at.toISOString(),
+    previous_secret_expires_at: previousSecretLasts(row, now) ? row.previous_secret_expires_at!.toISOString() : null,
   };
 }
 
@@ -130,11 +149,16 @@ export async function createEndpoint(
       .returning('*');
     return created;
   });
-  return { ...presentEndpoint(row), secret };
+  return { ...presentEndpoint(row, deps.now()), secret };
 }
 
-export async function listEndpoints(db: Knex, payer: Payer, limit?: number): Promise<WebhookEndpointOut[]> {
-  return (await listOwned<WebhookEndpointRow>(db, 'webhook_endpoints', payer, { limit })).map(presentEndpoint);
+export async function listEndpoints(deps: WebhookDeps, payer: Payer, limit?: number): Promise<WebhookEndpointOut[]> {
+  const now = deps.now();
+  return (await listOwned<WebhookEndpointRow>(deps.db, 'webhook_endpoints', payer, { limit })).map((row) => presentEndpoint(row, now));
+}
+
+export async function getEndpoint(deps: WebhookDeps, payer: Payer, id: string): Promise<WebhookEndpointOut> {
+  return presentEndpoint(await findEndpoint(deps.db, payer, id), deps.now());
 }
 
 export interface EndpointChange {
@@ -150,17 +174,20 @@ export async function updateEndpoint(deps: WebhookDeps, payer: Payer, id: string
   const row = await deps.db.transaction(async (trx) => {
     const current = await findEndpoint(trx, payer, id, true);
     const update: Partial<WebhookEndpointRow> = {};
-    if (change.url !== undefined) update.url = change.url;
+    // Another URL is another receiver: the old one's failures say nothing about it.
+    if (change.url !== undefined && change.url !== current.url) Object.assign(update, { url: change.url, consecutive_failures: 0, circuit_open_until: null });
     if (enabledEvents) update.enabled_events = enabledEvents;
     if (change.description !== undefined) update.description = change.description;
     if (change.disabled === true && current.disabled_at === null) Object.assign(update, { disabled_at: new Date(deps.now()), disabled_reason: 'manual' });
-    // Enabled again: its failures so far no longer count towards disabling it.
-    if (change.disabled === false) Object.assign(update, { disabled_at: null, disabled_reason: null, failing_since: null });
+    // Enabled again: its failures so far no longer count towards disabling or pausing it.
+    if (change.disabled === false) {
+      Object.assign(update, { disabled_at: null, disabled_reason: null, failing_since: null, consecutive_failures: 0, circuit_open_until: null });
+    }
     if (!Object.keys(update).length) return current;
     const [updated] = await trx<WebhookEndpointRow>('webhook_endpoints').where({ id }).update(update).returning('*');
     return updated;
   });
-  return presentEndpoint(row);
+  return presentEndpoint(row, deps.now());
 }
 
 export async function deleteEndpoint(db: Knex, payer: Payer, id: string): Promise<void> {
@@ -168,13 +195,30 @@ export async function deleteEndpoint(db: Knex, payer: Payer, id: string): Promis
   if (!deleted) throw errors.notFound('webhook endpoint');
 }
 
-/** A new secret at once: deliveries from now on are signed with it, and the old one stops counting. */
-export async function rotateSecret(deps: WebhookDeps, payer: Payer, id: string): Promise<WebhookEndpointOut & { secret: string }> {
+/**
+ * A new secret, signing every attempt from now on. With `overlapSeconds` the replaced secret signs too
+ * (its signature second) until then; a rotation during an overlap keeps only the secret it replaces.
+ */
+export async function rotateSecret(deps: WebhookDeps, payer: Payer, id: string, overlapSeconds = 0): Promise<WebhookEndpointOut & { secret: string }> {
   const secret = newWebhookSecret();
-  const [row] = await deps.db<WebhookEndpointRow>('webhook_endpoints')
+  const now = deps.now();
+  const [row]: WebhookEndpointRow[] = await deps
+    .db('webhook_endpoints')
     .where({ id, org_id: payer.orgId, mode: payer.mode })
-    .update({ secret_sealed: sealText(secret, deps.secretsKey) })
+    .update({
+      secret_sealed: sealText(secret, deps.secretsKey),
+      // The right-hand side reads the row as it was: the secret being replaced.
+      previous_secret_sealed: overlapSeconds > 0 ? deps.db.ref('secret_sealed') : null,
+      previous_secret_expires_at: overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000) : null,
+    })
     .returning('*');
   if (!row) throw errors.notFound('webhook endpoint');
-  return { ...presentEndpoint(row), secret };
+  return { ...presentEndpoint(row, now), secret };
+}
+
+/** Erases replaced secrets whose overlap is over (housekeeping); returns how many. */
+export async function forgetExpiredSecrets(db: Knex, now: number): Promise<number> {
+  return db('webhook_endpoints')
+    .where('previous_secret_expires_at', '<=', new Date(now))
+    .update({ previous_secret_sealed: null, previous_secret_expires_at: null });
 }

@@ -1,26 +1,26 @@
-// Sends queued webhook deliveries. A pass claims due deliveries (FOR UPDATE SKIP LOCKED, so instances
-// sharing PostgreSQL never claim the same one; the claim is a lease written in one short statement, so
-// no transaction stays open while a receiver answers, which PGlite's single connection needs), POSTs
-// each signed event, and records the attempt: 2xx succeeds; anything else is retried with exponential
-// backoff until three days after the first attempt, then the delivery fails. An endpoint whose
-// deliveries have failed for three days without a success is disabled, with an event saying so.
+// Sends queued webhook deliveries. Every attempt runs on its own: a claim (src/webhooks/claims.ts)
+// leases due deliveries into this process's free slots, fairly across organizations and within the
+// bounds per endpoint and per organization, and claims again whenever a slot frees; an endpoint that
+// hangs holds only its own slots until its attempts time out. Each attempt POSTs the signed event and
+// records what happened: 2xx succeeds; anything else is retried with exponential backoff until three
+// days after the first attempt, then the delivery fails. An endpoint whose deliveries have failed for
+// three days without a success is disabled, with an event saying so; failures in a row pause it
+// (src/webhooks/circuit.ts).
 //
-// Passes run one after another in a process: when an event queued deliveries (at once), on a timer
-// (retries), and when a test calls `tick()` after moving the injected clock.
-import http from 'node:http';
-import https from 'node:https';
+// Claims happen when an event queued deliveries (at once), on a timer (retries), when an attempt ends,
+// and when a test calls `tick()` after moving the injected clock.
 import type { AppContext } from '../appContext.js';
 import { serverMade, withEvents } from '../events/log.js';
 import { openText } from '../sealing.js';
-import { guardedLookup, isPrivateAddress, literalAddress } from './addresses.js';
-import { presentEndpoint, type WebhookEndpointRow } from './endpoints.js';
+import { circuitOpenUntil } from './circuit.js';
+import { claimDueDeliveries, type ClaimedDelivery } from './claims.js';
+import { presentEndpoint, sealedSigningSecrets, type WebhookEndpointRow } from './endpoints.js';
+import { postWebhook, type Outcome } from './sending.js';
 import { signatureHeader } from './signing.js';
 
 export const RETRY_FOR_MS = 3 * 24 * 3600_000;
 export const FIRST_RETRY_MS = 60_000;
 export const MAX_RETRY_INTERVAL_MS = 6 * 3600_000;
-/** Deliveries claimed and sent at once by a pass (a pass goes on until nothing is due). */
-const BATCH = 10;
 /** A claim outlasts an attempt by this much; if its instance dies, the delivery is due again after it. */
 const LEASE_MARGIN_MS = 60_000;
 export const USER_AGENT = 'Live-Interpretation-API-Webhooks/1.0';
@@ -31,44 +31,38 @@ export const retryDelayMs = (failures: number) => Math.min(FIRST_RETRY_MS * 2 **
 
 export type WebhookWorkerDeps = Pick<AppContext, 'db' | 'events' | 'logger' | 'secretsKey' | 'config' | 'now'>;
 
-interface ClaimedDelivery {
-  id: string;
-  event_type: string;
-  attempt_count: number;
-  first_attempted_at: Date | null;
-  body: string;
-  endpoint_id: string;
-  url: string;
-  secret_sealed: string;
-}
-
-type Outcome = { statusCode: number } | { error: string };
-
 export class WebhookWorker {
-  /** The pass running or last run; the next one starts after it. */
-  private running: Promise<unknown> = Promise.resolve();
-  /** A pass asked for and not started yet: later asks join it, since it will see what they queued. */
-  private queued: Promise<number> | null = null;
+  /** The attempts under way in this process, each holding one of its slots. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** The claim under way: one at a time in a process. */
+  private claiming: Promise<void> | null = null;
+  /** Asked to claim while a claim ran: it may have missed what became due meanwhile, so claim again. */
+  private claimAgain = false;
+  private idleWaiters: Array<() => void> = [];
   private readonly stopping = new AbortController();
 
   constructor(private readonly app: WebhookWorkerDeps) {}
 
-  /** Runs a pass after the current one (if any); resolves with the number of attempts it made. */
-  tick(): Promise<number> {
-    if (this.queued) return this.queued;
-    const next = this.running.then(() => {
-      this.queued = null;
-      return this.pass();
-    });
-    this.queued = next;
-    this.running = next.catch(() => undefined);
-    return next;
+  /** Claims what is due into the free slots soon, without waiting (something became due, or a slot freed). */
+  nudge(): void {
+    if (this.stopping.signal.aborted) return this.settle();
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = this.fillSlots()
+      .catch((err) => this.app.logger.error({ err }, 'webhooks: claiming due deliveries failed'))
+      .finally(() => {
+        this.claiming = null;
+        if (this.claimAgain) this.nudge();
+        else this.settle();
+      });
   }
 
-  /** A pass soon, without waiting for it (something became due). */
-  nudge(): void {
-    if (this.stopping.signal.aborted) return;
-    this.tick().catch((err) => this.app.logger.error({ err }, 'webhooks: a delivery pass failed'));
+  /** Claims what is due now; resolves once this process has no attempt under way and nothing more it may claim. */
+  tick(): Promise<void> {
+    this.nudge();
+    return this.idle();
   }
 
   /** Sends what is due now, and retries on a timer, until the returned function stops it. */
@@ -84,50 +78,43 @@ export class WebhookWorker {
       unsubscribe();
       // Attempts under way are dropped unrecorded: their claims lapse and they are sent again.
       this.stopping.abort();
-      await this.running;
+      await this.idle();
     };
   }
 
-  private async pass(): Promise<number> {
-    let attempted = 0;
+  private idle(): Promise<void> {
+    if (!this.claiming && !this.inFlight.size) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private settle(): void {
+    if (this.claiming || this.inFlight.size) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** Claims until the slots are full or nothing more may go now. */
+  private async fillSlots(): Promise<void> {
+    const { concurrency, perOrganization, perEndpoint, timeoutMs } = this.app.config.webhooks;
     for (;;) {
-      if (this.stopping.signal.aborted) return attempted;
-      const claimed = await this.claim(this.app.now());
-      await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
-      attempted += claimed.length;
-      if (claimed.length < BATCH) return attempted;
+      this.claimAgain = false;
+      const slots = concurrency - this.inFlight.size;
+      if (slots <= 0 || this.stopping.signal.aborted) return;
+      const now = this.app.now();
+      const claimed = await claimDueDeliveries(this.app.db, now, now + timeoutMs + LEASE_MARGIN_MS, { slots, perOrganization, perEndpoint });
+      for (const delivery of claimed) this.launch(delivery);
+      if (claimed.length < slots) return;
     }
   }
 
-  private async claim(now: number): Promise<ClaimedDelivery[]> {
-    const { db } = this.app;
-    const leaseUntil = new Date(now + this.app.config.webhooks.timeoutMs + LEASE_MARGIN_MS);
-    const claimed = await db.raw<{ rows: Array<{ id: string }> }>(
-      `update webhook_deliveries set next_attempt_at = ?
-        where id in (
-          select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-           where d.status = 'pending' and d.next_attempt_at <= ? and e.disabled_at is null
-           order by d.next_attempt_at limit ? for update of d skip locked)
-        returning id`,
-      [leaseUntil, new Date(now), BATCH],
-    );
-    const ids = claimed.rows.map((row) => row.id);
-    if (!ids.length) return [];
-    // The event as it was stored: the bytes streams send are the bytes signed and sent here.
-    return db('webhook_deliveries as d')
-      .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .join('events as ev', 'ev.id', 'd.event_id')
-      .whereIn('d.id', ids)
-      .select(
-        'd.id',
-        'd.event_type',
-        'd.attempt_count',
-        'd.first_attempted_at',
-        db.raw('ev.payload::text as body'),
-        'e.id as endpoint_id',
-        'e.url',
-        'e.secret_sealed',
-      );
+  private launch(delivery: ClaimedDelivery): void {
+    const attempt = this.attempt(delivery)
+      .catch((err) => this.app.logger.error({ err, delivery_id: delivery.id }, 'webhooks: an attempt failed; it is sent again when its claim lapses'))
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        // A slot freed, and room for the endpoint and its organization.
+        this.nudge();
+      });
+    this.inFlight.add(attempt);
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
@@ -137,45 +124,20 @@ export class WebhookWorker {
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
       'Webhook-Id': delivery.id,
-      'Webhook-Signature': signatureHeader(openText(delivery.secret_sealed, this.app.secretsKey), timestamp, delivery.body),
+      'Webhook-Signature': signatureHeader(
+        sealedSigningSecrets(delivery, now).map((sealed) => openText(sealed, this.app.secretsKey)),
+        timestamp,
+        delivery.body,
+      ),
     };
-    const outcome = await this.post(delivery.url, headers, delivery.body);
+    const { timeoutMs, allowPrivateAddresses } = this.app.config.webhooks;
+    const outcome = await postWebhook(delivery.url, headers, delivery.body, { timeoutMs, allowPrivateAddresses, stopping: this.stopping.signal });
     if (this.stopping.signal.aborted) return;
     try {
       await this.record(delivery, now, outcome);
     } catch (err) {
       this.app.logger.error({ err, delivery_id: delivery.id }, 'webhooks: recording an attempt failed; it is sent again when its claim lapses');
     }
-  }
-
-  /** One POST, to the address that was checked, without following redirects; never throws. */
-  private post(rawUrl: string, headers: Record<string, string>, body: string): Promise<Outcome> {
-    const url = new URL(rawUrl);
-    const { allowPrivateAddresses, timeoutMs } = this.app.config.webhooks;
-    const literal = literalAddress(url.hostname);
-    if (!allowPrivateAddresses && literal !== null && isPrivateAddress(literal)) {
-      return Promise.resolve({ error: `${literal} is a private or local address; webhooks are not delivered there` });
-    }
-    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal]);
-    return new Promise<Outcome>((resolve) => {
-      const request = (url.protocol === 'https:' ? https : http).request(url, {
-        method: 'POST',
-        headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-        agent: false,
-        signal,
-        ...(allowPrivateAddresses ? {} : { lookup: guardedLookup }),
-      });
-      request.on('response', (response) => {
-        resolve({ statusCode: response.statusCode ?? 0 });
-        // Only the status counts: the answer's body is not read.
-        response.destroy();
-      });
-      request.on('error', (err: NodeJS.ErrnoException) => {
-        const reason = signal.aborted && !this.stopping.signal.aborted ? `no answer within ${timeoutMs} ms` : err.code ? `${err.code}: ${err.message}` : err.message;
-        resolve({ error: reason.slice(0, 500) });
-      });
-      request.end(body);
-    });
   }
 
   private async record(delivery: ClaimedDelivery, now: number, outcome: Outcome): Promise<void> {
@@ -185,35 +147,44 @@ export class WebhookWorker {
     const giveUpAt = firstAttempt + RETRY_FOR_MS;
     const failures = delivery.attempt_count + 1;
     await withEvents(serverMade(this.app), async (trx, emit) => {
+      // The endpoint first, as deleting it locks it before its deliveries: the same order, no deadlock.
+      // Deleted while the attempt was in flight: its deliveries went with it, and there is nothing to record.
+      const [endpoint] = await trx<WebhookEndpointRow>('webhook_endpoints')
+        .where({ id: delivery.endpoint_id })
+        .update(
+          succeeded
+            ? { failing_since: null, consecutive_failures: 0, circuit_open_until: null }
+            : { failing_since: trx.raw('coalesce(failing_since, ?)', [at]), consecutive_failures: trx.raw('consecutive_failures + 1') },
+        )
+        .returning('*');
+      if (!endpoint) return;
+      const update = succeeded
+        ? { status: 'succeeded', next_attempt_at: null }
+        : now >= giveUpAt
+          ? { status: 'failed', next_attempt_at: null }
+          : { status: 'pending', next_attempt_at: new Date(Math.min(now + retryDelayMs(failures), giveUpAt)) };
+      const [stored] = await trx('webhook_deliveries')
+        .where({ id: delivery.id })
+        .update({ ...update, attempt_count: failures, first_attempted_at: new Date(firstAttempt), lease_expires_at: null })
+        .returning('id');
+      // Erased meanwhile with its event (retention).
+      if (!stored) return;
       await trx('webhook_attempts').insert({
         delivery_id: delivery.id,
         attempted_at: at,
         status_code: 'statusCode' in outcome ? outcome.statusCode : null,
         error: 'error' in outcome ? outcome.error : null,
       });
-      const update = succeeded
-        ? { status: 'succeeded', next_attempt_at: null }
-        : now >= giveUpAt
-          ? { status: 'failed', next_attempt_at: null }
-          : { status: 'pending', next_attempt_at: new Date(Math.min(now + retryDelayMs(failures), giveUpAt)) };
-      await trx('webhook_deliveries')
-        .where({ id: delivery.id })
-        .update({ ...update, attempt_count: failures, first_attempted_at: new Date(firstAttempt) });
-      if (succeeded) {
-        await trx('webhook_endpoints').where({ id: delivery.endpoint_id }).whereNotNull('failing_since').update({ failing_since: null });
-        return;
-      }
-      const [endpoint] = await trx<WebhookEndpointRow>('webhook_endpoints')
-        .where({ id: delivery.endpoint_id })
-        .update({ failing_since: trx.raw('coalesce(failing_since, ?)', [at]) })
-        .returning('*');
-      if (!endpoint || endpoint.disabled_at || now - endpoint.failing_since!.getTime() < RETRY_FOR_MS) return;
+      if (succeeded) return;
+      const pausedUntil = circuitOpenUntil(endpoint.consecutive_failures, now);
+      if (pausedUntil) await trx('webhook_endpoints').where({ id: endpoint.id }).update({ circuit_open_until: pausedUntil });
+      if (endpoint.disabled_at || now - endpoint.failing_since!.getTime() < RETRY_FOR_MS) return;
       const [disabled] = await trx<WebhookEndpointRow>('webhook_endpoints')
         .where({ id: endpoint.id })
         .update({ disabled_at: at, disabled_reason: 'failing' })
         .returning('*');
       await trx('webhook_deliveries').where({ endpoint_id: endpoint.id, status: 'pending' }).update({ status: 'failed', next_attempt_at: null });
-      await emit({ orgId: disabled.org_id, mode: disabled.mode, type: ENDPOINT_DISABLED_EVENT, metadata: {}, data: presentEndpoint(disabled) });
+      await emit({ orgId: disabled.org_id, mode: disabled.mode, type: ENDPOINT_DISABLED_EVENT, metadata: {}, data: presentEndpoint(disabled, now) });
       this.app.logger.warn({ endpoint_id: endpoint.id }, 'webhooks: endpoint disabled after three days of failed deliveries');
     });
   }

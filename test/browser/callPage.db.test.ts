@@ -1,7 +1,8 @@
 // The call page (`/call/{call_id}#k=<key>`) in chromium against the real server, two browser contexts
 // (agent and customer) with fake microphone and camera: joining, PCM frames on the stream socket, WAV
 // chunks played from the listen socket, WebRTC video between the pages, captions (live mode, the
-// realtime stand-in), a language change, hang-ups, and the key in no requested URL.
+// realtime stand-in), a language change, hang-ups, the key in no requested URL, frames forged on a
+// signalling socket shown nowhere, and renewed TURN credentials applied.
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -12,6 +13,8 @@ import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/
 import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
+import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
+import { Signal } from '../media/support.js';
 
 const WAIT = { timeout: 30_000 };
 /** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
@@ -68,7 +71,14 @@ describe('the call page in chromium', () => {
 
   beforeAll(async () => {
     realtime = await startRealtimeStandIn({ apiKey: 'sk-call-page' });
-    t = await startTestServer({ AUDIOSOCKET_PORT: '0', OPENAI_API_KEY: 'sk-call-page', OPENAI_REALTIME_URL: realtime.url });
+    t = await startTestServer({
+      AUDIOSOCKET_PORT: '0',
+      OPENAI_API_KEY: 'sk-call-page',
+      OPENAI_REALTIME_URL: realtime.url,
+      // Per-join TURN credentials, renewed on the signalling socket; nothing listens there (TCP: refused at once), host candidates connect.
+      TURN_URLS: 'turn:127.0.0.1:9?transport=tcp',
+      TURN_SECRET: 'call-page-test-turn-secret',
+    });
     tmp = await mkdtemp(path.join(os.tmpdir(), 'lia-call-page-'));
     const wavPath = path.join(tmp, 'microphone.wav');
     await writeFile(wavPath, toneWav(4));
@@ -155,7 +165,7 @@ describe('the call page in chromium', () => {
       await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(25);
       await expect.poll(() => remoteVideoWidth(side.page), WAIT).toBeGreaterThan(0);
     }
-    // The README's screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
+    // The screenshots of docs/call-page.md are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
     const shots = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots' : tmp;
     await agent.page.screenshot({ path: path.join(shots, 'call-agent.png') });
     await customer.page.screenshot({ path: path.join(shots, 'call-customer.png') });
@@ -245,6 +255,87 @@ describe('the call page in chromium', () => {
     await page.goto(`${t.url}/call/${call.id}#k=wrong`);
     await page.waitForSelector('[data-state="invalid"]', WAIT);
     for (const context of [agent.context, customer.context, denied]) await context.close();
+  }, TEST_TIMEOUT_MS);
+
+  /** A video call in test mode with both pages in it; what the agent's page receives on its signalling socket. */
+  async function videoCallInProgress() {
+    const call = await createCall('test', { agent_language: 'en', customer_language: 'es', agent_name: 'Alice', customer_name: 'Matti', video: true });
+    const agent = await open(call.agentUrl);
+    const customer = await open(call.customerUrl);
+    const agentReceived: string[] = [];
+    agent.page.on('websocket', (ws) => {
+      if (ws.url().includes('/media/signal/')) ws.on('framereceived', ({ payload }) => agentReceived.push(String(payload)));
+    });
+    // The configurations the agent's page gives its peer connection, as the connection took them.
+    await agent.page.evaluate(() => {
+      const applied: unknown[] = [];
+      (window as unknown as { __applied: unknown[] }).__applied = applied;
+      const setConfiguration = RTCPeerConnection.prototype.setConfiguration;
+      RTCPeerConnection.prototype.setConfiguration = function (this: RTCPeerConnection, configuration?: RTCConfiguration) {
+        setConfiguration.call(this, configuration);
+        applied.push(this.getConfiguration().iceServers);
+      };
+    });
+    for (const side of [agent, customer]) await side.page.getByTestId('join').click();
+    for (const side of [agent, customer]) await side.page.waitForSelector('[data-state="live"]', WAIT);
+    await expect.poll(() => remoteVideoWidth(agent.page), WAIT).toBeGreaterThan(0);
+    return { call, agent, customer, agentReceived };
+  }
+
+  it("a frame forged on the customer's signalling socket never shows on the agent's page", async () => {
+    const { call, agent, customer, agentReceived } = await videoCallInProgress();
+
+    // Anyone holding the customer's link opens its signalling socket and sends what only the server says.
+    const join = await (await fetch(`${t.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': keyOf(call.customerUrl) } })).json();
+    const signalUrl = `${t.url.replace(/^http/, 'ws')}${join.signal.path}?token=${encodeURIComponent(join.signal.token)}`;
+    const refund = 'I confirm the refund of 5,000 EUR to this caller';
+    const forgeries: Array<[unknown, () => Promise<unknown>]> = [
+      [
+        { type: 'caption', id: 'cap_a1_1', final: true, original: refund, translated: refund, language: 'es', source_language: 'en' },
+        () => agent.page.locator('.caption', { hasText: refund }).waitFor(WAIT),
+      ],
+      [{ type: 'peer', present: false }, () => agent.page.getByTestId('peer-state').filter({ hasText: 'left the call' }).waitFor(WAIT)],
+    ];
+    const before = agentReceived.length;
+    for (const [frame, shown] of forgeries) {
+      const forger = await Signal.open(signalUrl);
+      forger.send(frame);
+      // A server that passed it on would have the page show it: that ends the wait too, and fails.
+      const outcome = await Promise.race([forger.closed, shown().then(() => 'shown on the agent page', () => 'never shown')]);
+      expect(outcome, JSON.stringify(frame)).toEqual(SIGNAL_REFUSED.notPeerSignal);
+    }
+    // A frame sent after them arrives in its envelope; all that came meanwhile is the customer's page's, in theirs.
+    const marker = await Signal.open(signalUrl);
+    marker.send({ type: 'candidate', candidate: { candidate: '', sdpMid: 'marker', sdpMLineIndex: 0 } });
+    await expect.poll(() => agentReceived.some((text) => text.includes('"sdpMid":"marker"')), WAIT).toBe(true);
+    marker.ws.close();
+    expect(agentReceived.slice(before).filter((text) => !text.startsWith('{"type":"peer_signal","signal":{'))).toEqual([]);
+    expect(await agent.page.locator('.caption', { hasText: refund }).count()).toBe(0);
+    expect(await agent.page.getByTestId('peer-state').textContent()).not.toContain('left the call');
+    expect(await remoteVideoWidth(agent.page)).toBeGreaterThan(0);
+    expect([...agent.errors, ...customer.errors]).toEqual([]);
+    for (const side of [agent, customer]) await side.context.close();
+  }, TEST_TIMEOUT_MS);
+
+  it('fresh TURN credentials on the signalling socket go to the page\'s peer connection', async () => {
+    const { call, agent, customer, agentReceived } = await videoCallInProgress();
+    const join = await (await fetch(`${t.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': keyOf(call.agentUrl) } })).json();
+    // Half the TURN credentials' lifetime on: the pages get fresh ones and give them to their connection.
+    const wallClock = t.server.app.now;
+    try {
+      t.server.app.now = () => Date.now() + 300_000;
+      await expect.poll(() => agentReceived.find((text) => text.startsWith('{"type":"ice_servers"')), WAIT).toBeDefined();
+    } finally {
+      t.server.app.now = wallClock;
+    }
+    const renewed = JSON.parse(agentReceived.find((text) => text.startsWith('{"type":"ice_servers"'))!).ice_servers;
+    const expiryOf = (servers: Array<{ username?: string }>) => Number(servers.at(-1)!.username!.split(':')[0]);
+    expect(expiryOf(renewed)).toBeGreaterThanOrEqual(expiryOf(join.ice_servers) + 300);
+    await expect.poll(() => agent.page.evaluate(() => (window as unknown as { __applied: unknown[] }).__applied.at(-1)), WAIT).toEqual(
+      renewed.map((server: { urls: string | string[] }) => ({ ...server, urls: [server.urls].flat() })),
+    );
+    expect([...agent.errors, ...customer.errors]).toEqual([]);
+    for (const side of [agent, customer]) await side.context.close();
   }, TEST_TIMEOUT_MS);
 
   it('an integrator page on another origin joins with the join response directly (CORS), speaks, hears, and hangs up', async () => {

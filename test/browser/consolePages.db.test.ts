@@ -193,7 +193,8 @@ describe(`console pages in chromium (${backendName})`, () => {
     });
     expect(registered.status).toBe(201);
     const app = await registered.json();
-    const as: oauth.AuthorizationServer = { issuer: t.url, token_endpoint: `${t.url}/oauth2/token` };
+    // The issuer is PUBLIC_BASE_URL (its default here), which the answer names as `iss`.
+    const as: oauth.AuthorizationServer = { issuer: t.server.app.config.publicBaseUrl, token_endpoint: `${t.url}/oauth2/token` };
     const client: oauth.Client = { client_id: app.client_id };
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();

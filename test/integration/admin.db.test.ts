@@ -131,7 +131,7 @@ describe(`admin API (${backendName})`, () => {
     expect(await sealPlaintextTokens(db, secretsKey)).toBe(0);
   });
 
-  it("never writes another organization's connector: the organization comes from the path, unknown fields are ignored", async () => {
+  it("never writes another organization's connector: the organization comes from the path, unknown fields are refused", async () => {
     const victim = await t.createOrg({ name: 'Victim' });
     const attacker = await t.createOrg({ name: 'Attacker' });
     const put = (orgId: string, body: object) =>
@@ -143,14 +143,17 @@ describe(`admin API (${backendName})`, () => {
     const victimConnector = { account_sid: 'AC_victim', auth_token: 'victim-token', from_number: '+15005550001' };
     expect((await put(victim, victimConnector)).status).toBe(200);
 
-    const res = await put(attacker, {
-      account_sid: 'AC_attacker',
-      auth_token: 'attacker-token',
-      from_number: '+15005550002',
-      org_id: victim,
-      updated_at: '2000-01-01T00:00:00Z',
-      no_such_column: 'x',
-    });
+    const attackerConnector = { account_sid: 'AC_attacker', auth_token: 'attacker-token', from_number: '+15005550002' };
+    const smuggled = await put(attacker, { ...attackerConnector, org_id: victim, updated_at: '2000-01-01T00:00:00Z', no_such_column: 'x' });
+    expect(smuggled.status).toBe(422);
+    expect((await smuggled.json()).detail.map((issue: { loc: string[]; type: string }) => [issue.loc.join('.'), issue.type])).toEqual([
+      ['body.org_id', 'unknown_field'],
+      ['body.updated_at', 'unknown_field'],
+      ['body.no_such_column', 'unknown_field'],
+    ]);
+    expect(await findTelephonyConnector(t.server.app.db, t.server.app.secretsKey, victim)).toEqual(victimConnector);
+
+    const res = await put(attacker, attackerConnector);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ org_id: attacker, account_sid: 'AC_attacker', from_number: '+15005550002', configured: true });
 

@@ -40,7 +40,7 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
   const open: Array<{ close(): void }> = [];
 
   beforeAll(async () => {
-    t = await startTestServer({ SSE_HEARTBEAT_MS: '100' });
+    t = await startTestServer({ SSE_HEARTBEAT_MS: '100', TURN_URLS: 'turn:turn.example.org:3478', TURN_SECRET: 'asyncapi-frames-turn-secret' });
     key = (await t.createKey(await t.createOrg({ name: 'Frames' }), 'test')).key;
     liveKey = (await t.createKey(await t.createOrg({ name: 'Live Frames', balance: 10 }), 'live')).key;
     t.server.app.engines.replaceLive({ interpretation: captioning });
@@ -144,15 +144,20 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
     for (const closed of [...refusedCloses, replaced[1]]) expect(closeListed('mediaStream', closed), JSON.stringify(closed)).toBe(true);
   });
 
-  it('describes the captions and provenance of a live call', async () => {
+  it('describes the captions and provenance of a live call, and the speaker\'s own captions on its signalling socket', async () => {
     const call = await calls.createCall(liveKey, { customer_language: 'fi' });
-    const agent = await calls.join(call.id, call.agentKey);
+    const agent = (await calls.join(call.id, call.agentKey)) as SignalJoin;
     const customer = await calls.join(call.id, call.customerKey);
     const customerHears = track(await Listener.open(listenUrl(t, customer)));
+    const agentSignal = track(await Listener.open(signalUrl(agent)));
+    await agentSignal.waitForFrame((frame) => frame.type === 'peer');
     const mic = track(await Listener.open(streamUrl(t, agent)));
     await sendUntil(() => mic.ws.send(pattern(480, 7)), () => customerHears.frames.some((frame) => frame.type === 'caption' && frame.final), 'a final caption');
     expect(customerHears.frames.find((frame) => frame.type === 'provenance')).toEqual({ type: 'provenance', engine: 'fake', model: 'fake-interpreter-1' });
     expect(undescribed('mediaListen', customerHears.frames)).toEqual([]);
+    const own = await agentSignal.waitForFrame((frame) => frame.type === 'caption' && frame.final);
+    expect(own).toEqual(customerHears.frames.find((frame) => frame.type === 'caption' && frame.final));
+    expect(undescribed('mediaSignal', agentSignal.frames)).toEqual([]);
     await calls.api(`/v1/calls/${call.id}/end`, liveKey, { method: 'POST', body: {} });
   });
 
@@ -160,18 +165,37 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
     const call = await calls.createCall(key, { customer_language: 'fi' });
     const agent = (await calls.join(call.id, call.agentKey)) as SignalJoin;
     const customer = (await calls.join(call.id, call.customerKey)) as SignalJoin;
-    const agentSignal = track(await Listener.open(signalUrl(agent)));
-    const customerSignal = track(await Listener.open(signalUrl(customer)));
-    await agentSignal.waitForFrame((frame) => frame.type === 'peer' && frame.present);
-    agentSignal.ws.send(JSON.stringify({ type: 'offer', sdp: 'v=0\r\n' }));
-    agentSignal.ws.send(JSON.stringify({ type: 'state', muted: false, camera: true, speaking: false }));
-    await customerSignal.waitForFrame((frame) => frame.type === 'state');
+    // The sockets open on a clock the test then moves half the TURN credentials' lifetime on (fresh ones
+    // come), and gives back.
+    const wallClock = t.server.app.now;
+    const clock = Date.now();
+    let agentSignal: Listener;
+    let customerSignal: Listener;
+    try {
+      t.server.app.now = () => clock;
+      agentSignal = track(await Listener.open(signalUrl(agent)));
+      customerSignal = track(await Listener.open(signalUrl(customer)));
+      await agentSignal.waitForFrame((frame) => frame.type === 'peer' && frame.present);
+      agentSignal.ws.send(JSON.stringify({ type: 'offer', sdp: 'v=0\r\n' }));
+      agentSignal.ws.send(JSON.stringify({ type: 'candidate', candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } }));
+      agentSignal.ws.send(JSON.stringify({ type: 'candidate', candidate: null }));
+      agentSignal.ws.send(JSON.stringify({ type: 'state', muted: false, camera: true, speaking: false }));
+      await customerSignal.waitForFrame((frame) => frame.signal?.type === 'state');
+      t.server.app.now = () => clock + t.server.app.config.turn!.ttlSeconds * 500;
+      await customerSignal.waitForFrame((frame) => frame.type === 'ice_servers');
+    } finally {
+      t.server.app.now = wallClock;
+    }
     customerSignal.ws.send(Buffer.from([1, 2]));
     const binary = await customerSignal.closed;
+    const forger = await Listener.open(signalUrl(customer));
+    forger.ws.send(JSON.stringify({ type: 'peer', present: false }));
+    const forged = await forger.closed;
     await agentSignal.waitForFrame((frame) => frame.type === 'peer' && !frame.present);
+    expect(customerSignal.frames.map((frame) => frame.type)).toEqual(['peer', 'peer_signal', 'peer_signal', 'peer_signal', 'peer_signal', 'ice_servers']);
     expect(undescribed('mediaSignal', [...agentSignal.frames, ...customerSignal.frames])).toEqual([]);
-    expect(binary.code).toBe(1003);
-    expect(closeListed('mediaSignal', binary)).toBe(true);
+    expect([binary.code, forged.code]).toEqual([1003, 1008]);
+    for (const closed of [binary, forged]) expect(closeListed('mediaSignal', closed), JSON.stringify(closed)).toBe(true);
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST', body: {} });
     expect(closeListed('mediaSignal', await agentSignal.closed)).toBe(true);
   });

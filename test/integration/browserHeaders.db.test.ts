@@ -1,4 +1,4 @@
-// What browsers are told: CORS on the public call and chat endpoints (DESIGN §9), nosniff on every
+// What browsers are told: CORS on the public call and chat endpoints (docs/api-behaviour.md), nosniff on every
 // answer, a Content-Security-Policy on every HTML page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';

@@ -1,4 +1,4 @@
-// Several instances of one deployment (DESIGN §11): two in-process servers on one PostgreSQL database
+// Several instances of one deployment (docs/several-instances.md): two in-process servers on one PostgreSQL database
 // and one Redis act as one for events, rate limits and a call's media, and run housekeeping once
 // between them; a call outlives the instance holding its room, stopped or killed (a child process);
 // with Redis gone a request is still answered. PGlite serves one process and says so when REDIS_URL is set.
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MULAW_SILENCE, mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js';
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
-import { CLOSE } from '../../src/calls/media/protocol.js';
+import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
 import { runHousekeeping } from '../../src/jobs.js';
 import {
   callApi,
@@ -259,9 +259,11 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
 
   describe("the call page's signalling sockets on two instances meet in the signalling of the call's room", () => {
     const presence = (present: boolean) => JSON.stringify({ type: 'peer', present });
-    // As a page writes them: spacing, escapes and non-ASCII text are passed on byte for byte.
+    // As a page writes them (spacing, escapes, non-ASCII text); each arrives once, checked and written
+    // anew in its envelope, whichever instance checked it.
     const offer = '{"type":"offer",  "sdp":"v=0\\r\\no=- 1 2 IN IP4 127.0.0.1\\r\\ns=caf\u00e9 \\u00e9\\r\\n"}';
     const answer = '{ "type": "answer", "sdp": "v=0\\r\\ns=r\u00e9ponse\\r\\n" }';
+    const relayed = (sent: string) => JSON.stringify({ type: 'peer_signal', signal: JSON.parse(sent) });
 
     async function videoCall() {
       const { key } = await first.createKey(await first.createOrg(), 'test');
@@ -271,7 +273,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       return { id: call.id, agent, customer };
     }
 
-    it("the room with the agent's socket: presence, an offer and its answer as sent, a side gone, a bad frame", async () => {
+    it("the room with the agent's socket: presence, an offer and its answer in their envelopes, a side gone, a bad frame", async () => {
       const call = await videoCall();
       const agent = await Signal.open(signalUrl(first, call.agent)); // the room is made on the first instance
       expect(await agent.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
@@ -280,30 +282,30 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       // Sent at once, before its instance knows where the room is: it waits, and arrives once.
       const state = '{"type":"state","muted":false,"camera":true,"speaking":false}';
       customer.ws.send(state);
-      await agent.next((f) => f.type === 'state');
+      await agent.next((f) => f.signal?.type === 'state');
       expect(second.server.media.room(call.id)).toBeUndefined();
       expect(first.server.media.room(call.id)).toBeDefined();
       expect(second.server.media.stats().bridgeRelaysOpened).toBe(relays + 1);
 
       agent.ws.send(offer);
-      await customer.next((f) => f.type === 'offer');
+      await customer.next((f) => f.signal?.type === 'offer');
       customer.ws.send(answer);
-      await agent.next((f) => f.type === 'answer');
-      // Each frame once and as sent; presence once per change.
-      expect(agent.texts).toEqual([presence(false), presence(true), state, answer]);
-      expect(customer.texts).toEqual([presence(true), offer]);
+      await agent.next((f) => f.signal?.type === 'answer');
+      // Each frame once, in its envelope; presence once per change.
+      expect(agent.texts).toEqual([presence(false), presence(true), relayed(state), relayed(answer)]);
+      expect(customer.texts).toEqual([presence(true), relayed(offer)]);
 
       // The customer's page goes away: the agent is told.
       customer.ws.close();
       expect(await agent.next((f) => f.type === 'peer', 4)).toEqual({ type: 'peer', present: false });
 
-      // Back on the second instance; a malformed frame closes its socket there and reaches nobody.
+      // Back on the second instance; a frame a page may not send closes its socket there and reaches nobody.
       const again = await Signal.open(signalUrl(second, call.customer));
       expect(await again.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: true });
       await agent.next((f) => f.type === 'peer' && f.present, 5);
       const seen = agent.texts.length;
       again.ws.send('{"type":"bye","sdp":"v=0"}');
-      expect(await again.closed).toEqual(CLOSE.signalMalformed);
+      expect(await again.closed).toEqual(SIGNAL_REFUSED.notPeerSignal);
       await agent.next((f) => f.type === 'peer', seen);
       expect(agent.texts.slice(seen)).toEqual([presence(false)]);
       agent.ws.close();
@@ -319,11 +321,11 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       expect(first.server.media.room(call.id)).toBeUndefined();
 
       agent.ws.send(offer);
-      await customer.next((f) => f.type === 'offer');
+      await customer.next((f) => f.signal?.type === 'offer');
       customer.ws.send(answer);
-      await agent.next((f) => f.type === 'answer');
-      expect(customer.texts).toEqual([presence(false), presence(true), offer]);
-      expect(agent.texts).toEqual([presence(true), answer]);
+      await agent.next((f) => f.signal?.type === 'answer');
+      expect(customer.texts).toEqual([presence(false), presence(true), relayed(offer)]);
+      expect(agent.texts).toEqual([presence(true), relayed(answer)]);
 
       agent.ws.close();
       expect(await customer.next((f) => f.type === 'peer', 3)).toEqual({ type: 'peer', present: false });
@@ -342,11 +344,11 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       expect(second.server.media.room(call.id)).toBeUndefined();
 
       agent.ws.send(offer);
-      await customer.next((f) => f.type === 'offer');
+      await customer.next((f) => f.signal?.type === 'offer');
       customer.ws.send(answer);
-      await agent.next((f) => f.type === 'answer');
-      expect(customer.texts).toEqual([presence(true), offer]);
-      expect(agent.texts).toEqual([presence(false), presence(true), answer]);
+      await agent.next((f) => f.signal?.type === 'answer');
+      expect(customer.texts).toEqual([presence(true), relayed(offer)]);
+      expect(agent.texts).toEqual([presence(false), presence(true), relayed(answer)]);
       for (const ws of [agent.ws, customer.ws, ear.ws]) ws.close();
     });
   });

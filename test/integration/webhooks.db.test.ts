@@ -1,12 +1,14 @@
 // Signed webhooks end to end: endpoints registered through the API, real events POSTed to a real HTTP
 // receiver in the test, signatures checked here with node:crypto alone, retries, resends, the 3-day
 // give-up that disables an endpoint, mode isolation, the private-address rule (also when a name
-// resolves to a private address only at delivery), and no secret in the log. The server's clock is
-// moved (app.now) and its worker driven with `tick()`: nothing waits for wall-clock time.
+// resolves to a private address only at delivery, and without showing the address), secret rotation
+// with an overlap, and no secret in the log. The server's clock is moved (app.now) and its worker
+// driven with `tick()`: nothing waits for wall-clock time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { Receiver, verify } from '../support/webhookReceiver.js';
+import { expectedSignature, Receiver, signatureParts, verify } from '../support/webhookReceiver.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
+import { runHousekeeping } from '../../src/jobs.js';
 import { WebhookWorker } from '../../src/webhooks/worker.js';
 
 const DAY = 24 * 3600_000;
@@ -136,8 +138,25 @@ describe(`signed webhooks (${backendName})`, () => {
     const [delivery] = await deliveries(test, endpoint.id);
     expect(delivery.status).toBe('pending');
     expect(delivery.attempts).toHaveLength(1);
-    expect(delivery.attempts[0]).toMatchObject({ status_code: null, error: expect.stringMatching(/localhost resolves to (127\.0\.0\.1|::1), a private or local address/) });
+    // The host only: what the name resolved to inside the server's network is not shown.
+    expect(delivery.attempts[0]).toEqual({
+      attempted_at: expect.any(String),
+      status_code: null,
+      error: 'localhost resolves to a private or local address; webhooks are not delivered there',
+    });
     expect(receiver.received.length).toBe(before);
+  });
+
+  it('names the host, never the address it resolved to, when a connection fails', async () => {
+    const { test } = await newOrg(t);
+    const closed = await Receiver.start();
+    const url = closed.url.replace('127.0.0.1', 'localhost');
+    await closed.close();
+    const endpoint = await register(test, { url, enabled_events: ['session.created'] });
+    await newSession(test);
+    await t.server.app.webhooks.tick();
+    const [delivery] = await deliveries(test, endpoint.id);
+    expect(delivery.attempts).toEqual([{ attempted_at: expect.any(String), status_code: null, error: 'ECONNREFUSED: localhost refused the connection' }]);
   });
 
   it('delivers a real event, signed, only of the types asked for', async () => {
@@ -206,6 +225,60 @@ describe(`signed webhooks (${backendName})`, () => {
     expect(verify(endpoint.secret, again, Math.floor(now() / 1000)).ok).toBe(false);
     expect((await deliveries(test, endpoint.id))[0].attempts.map((a) => a.status_code)).toEqual([500, 200, 200]);
     expect((await test('POST', `/v1/webhook_endpoints/${endpoint.id}/deliveries/wd_unknown/resend`)).status).toBe(404);
+  });
+
+  it('rotates with an overlap: both secrets sign, the new one first, until it ends; then only the new one, and the old is erased', async () => {
+    const { test } = await newOrg(t);
+    const endpoint = await register(test, { url: receiver.url, enabled_events: ['session.created'] });
+    const rotate = (body?: unknown) => test('POST', `/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, body);
+    for (const body of [{ previous_secret_expires_in: 86_401 }, { previous_secret_expires_in: -1 }, { previous_secret_expires_in: 1.5 }, { expire_previous_in: 60 }]) {
+      expect((await rotate(body)).status, JSON.stringify(body)).toBe(422);
+    }
+    expect((await rotate({ previous_secret_expires_in: 86_401 })).body.detail).toEqual([
+      { loc: ['body', 'previous_secret_expires_in'], msg: 'must be <= 86400', type: 'maximum' },
+    ]);
+    /** The signatures of the next delivery, each named by the secret that made it. */
+    const nextSignatures = async (names: Record<string, string>) => {
+      const before = receiver.received.length;
+      await newSession(test);
+      await receiver.until(before + 1);
+      await t.server.app.webhooks.tick();
+      const received = receiver.received[before];
+      const { t: signedAt, v1 } = signatureParts(received);
+      return v1.map((hex) => Object.keys(names).find((name) => expectedSignature(names[name], signedAt, received.body) === hex) ?? hex);
+    };
+
+    const rotatedAt = (frozenAt = now());
+    const first = await rotate({ previous_secret_expires_in: 3600 });
+    frozenAt = null;
+    expect(first.status).toBe(200);
+    secrets.push(first.body.secret);
+    expect(first.body).toMatchObject({ id: endpoint.id, previous_secret_expires_at: new Date(rotatedAt + 3_600_000).toISOString() });
+    const overlapEnds = Date.parse(first.body.previous_secret_expires_at);
+    expect((await test('GET', `/v1/webhook_endpoints/${endpoint.id}`)).body).toMatchObject({ previous_secret_expires_at: first.body.previous_secret_expires_at });
+    expect(await nextSignatures({ created: endpoint.secret, first: first.body.secret })).toEqual(['first', 'created']);
+
+    // A rotation during the overlap: the secret it replaces signs second; the one before stops.
+    const second = await rotate({ previous_secret_expires_in: 600 });
+    secrets.push(second.body.secret);
+    const secondEnds = Date.parse(second.body.previous_secret_expires_at);
+    expect(secondEnds).toBeLessThan(overlapEnds);
+    expect(await nextSignatures({ created: endpoint.secret, first: first.body.secret, second: second.body.secret })).toEqual(['second', 'first']);
+
+    offset = Math.max(offset, secondEnds - Date.now());
+    expect((await test('GET', `/v1/webhook_endpoints/${endpoint.id}`)).body.previous_secret_expires_at).toBeNull();
+    expect(await nextSignatures({ first: first.body.secret, second: second.body.secret })).toEqual(['second']);
+    expect(await runHousekeeping(t.server.app)).toBe(true);
+    expect(await t.server.app.db('webhook_endpoints').where({ id: endpoint.id }).first('previous_secret_sealed', 'previous_secret_expires_at')).toEqual({
+      previous_secret_sealed: null,
+      previous_secret_expires_at: null,
+    });
+
+    // No body, or 0: the old secret stops at once.
+    const third = await rotate();
+    secrets.push(third.body.secret);
+    expect(third.body.previous_secret_expires_at).toBeNull();
+    expect(await nextSignatures({ second: second.body.secret, third: third.body.secret })).toEqual(['third']);
   });
 
   it('backs off 1 min doubling up to 6 h, gives up 3 days after the first attempt, and disables the endpoint with an event', async () => {

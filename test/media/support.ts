@@ -241,6 +241,7 @@ export class Listener {
 
 export interface SignalJoin extends Join {
   signal: { channel_id: string; path: string; token: string } | null;
+  ice_servers: Array<{ urls: string | string[]; username?: string; credential?: string }>;
 }
 
 export const signalUrl = (t: Reachable, join: SignalJoin) => `${wsBase(t)}${join.signal!.path}?token=${encodeURIComponent(join.signal!.token)}`;

@@ -1,11 +1,12 @@
 // OAuth for installed apps, driven by a real OAuth client library (oauth4webapi) against the running
-// server: registration by the operator, a member's sign-in and consent, the code and refresh grants,
-// the access token on /v1, revocation and everything that must refuse.
+// server: discovery of its metadata, registration by the operator, a member's sign-in and consent, the
+// code and refresh grants, the access token on /v1, revocation and everything that must refuse.
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { startLibreTranslateStandIn } from '../support/standins/libreTranslateStandIn.js';
 import type { StandInServer } from '../support/standins/standInServer.js';
+import { freePort } from '../support/freePort.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 import { FormBrowser, formFields } from './formBrowser.js';
 import { openEventStream } from '../support/sse.js';
@@ -59,11 +60,22 @@ describe(`OAuth apps (${backendName})`, () => {
   let translator: StandInServer & { url: string };
   beforeAll(async () => {
     translator = await startLibreTranslateStandIn({ apiKey: 'lt-key' });
-    t = await startTestServer({ APP_RATE_LIMIT_PER_MINUTE: '5', LIBRETRANSLATE_URL: translator.url, LIBRETRANSLATE_API_KEY: 'lt-key' });
+    // The issuer the server names (its metadata, `iss`) is PUBLIC_BASE_URL: its real address here.
+    const port = await freePort();
+    t = await startTestServer({
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      APP_RATE_LIMIT_PER_MINUTE: '5',
+      LIBRETRANSLATE_URL: translator.url,
+      LIBRETRANSLATE_API_KEY: 'lt-key',
+    });
     orgId = await t.createOrg({ name: 'Acme Support', balance: 10 });
     const created = await admin(`/admin/orgs/${orgId}/members`, { body: { email: 'ana@acme.example', password: PASSWORD } });
     expect(created.status).toBe(201);
-    as = { issuer: t.url, token_endpoint: `${t.url}/oauth2/token`, revocation_endpoint: `${t.url}/oauth2/revoke` };
+    // Discovered as a client would (RFC 8414): the metadata says `iss` is sent, so every
+    // validateAuthResponse below also checks it (RFC 9207).
+    const issuer = new URL(t.url);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
     member = await signedIn('ana@acme.example');
   });
   afterAll(async () => {
@@ -79,6 +91,24 @@ describe(`OAuth apps (${backendName})`, () => {
     const client: oauth.Client = { client_id: app.client_id };
     return { client, verifier, callback: oauth.validateAuthResponse(as, client, back, state) };
   }
+
+  /** A confidential app's first tokens (consent with PKCE, the code traded with Basic authentication). */
+  async function connected(app: { client_id: string; client_secret: string | null }, params: Record<string, string> = {}) {
+    const { client, verifier, callback } = await approvedCode(app, params);
+    const auth = oauth.ClientSecretBasic(app.client_secret!);
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, insecure));
+    return { client, auth, tokens };
+  }
+
+  const accountStatus = async (accessToken: string) => (await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${accessToken}` } })).status;
+
+  /** A token request with exactly this form (oauth4webapi always sends redirect_uri). */
+  const tokenRequest = (app: { client_id: string; client_secret: string | null }, form: Record<string, string>) =>
+    fetch(`${t.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}` },
+      body: new URLSearchParams(form),
+    });
 
   it('a confidential app gets tokens through consent, PKCE and Basic authentication, and acts on /v1 in live mode with the granted scopes', async () => {
     const app = await registerApp();
@@ -131,6 +161,133 @@ describe(`OAuth apps (${backendName})`, () => {
     expect((await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${second.access_token}` } })).status).toBe(401);
     const afterReuse = await oauth.refreshTokenGrantRequest(as, client, auth, second.refresh_token!, insecure);
     expect(afterReuse.status).toBe(400);
+  });
+
+  it('serves its metadata (RFC 8414) and names itself as iss on the authorization responses, success and error (RFC 9207)', async () => {
+    const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({
+      issuer: t.url,
+      authorization_endpoint: `${t.url}/oauth2/authorize`,
+      token_endpoint: `${t.url}/oauth2/token`,
+      revocation_endpoint: `${t.url}/oauth2/revoke`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      scopes_supported: ['calls:read', 'calls:write', 'sessions:read', 'sessions:write', 'translate', 'events:read', 'account:read', 'webhooks:read', 'webhooks:write'],
+      authorization_response_iss_parameter_supported: true,
+      service_documentation: `${t.url}/docs`,
+    });
+
+    const app = await registerApp();
+    const state = oauth.generateRandomState();
+    const allowed = await consent(member, authorizeUrl(app.client_id, { state }));
+    expect(allowed.searchParams.get('iss')).toBe(t.url);
+    // The client library refuses a response without iss, or with another server's.
+    expect(oauth.validateAuthResponse(as, { client_id: app.client_id }, allowed, state).get('code')).toMatch(/^spk_ac_/);
+    const forged = new URL(allowed);
+    forged.searchParams.set('iss', 'https://mix-up.example');
+    expect(() => oauth.validateAuthResponse(as, { client_id: app.client_id }, forged, state)).toThrow(/iss/);
+
+    const denied = await consent(member, authorizeUrl(app.client_id, { state: 'd' }), 'deny');
+    expect(Object.fromEntries(denied.searchParams)).toMatchObject({ error: 'access_denied', state: 'd', iss: t.url });
+    const refused = new URL((await member.request(authorizeUrl(app.client_id, { scope: 'calls:write', state: 'r' }))).headers.get('location')!);
+    expect(Object.fromEntries(refused.searchParams)).toMatchObject({ error: 'invalid_scope', state: 'r', iss: t.url });
+  });
+
+  it('a refused refresh (a wider scope, another app) leaves the refresh token unused and the connection intact: the next valid refresh works (RFC 6749 5.2)', async () => {
+    const app = await registerApp();
+    const { client, auth, tokens } = await connected(app, { scope: 'account:read' });
+    const wider = await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, { ...insecure, additionalParameters: { scope: 'account:read sessions:read' } });
+    expect(wider.status).toBe(400);
+    expect(await wider.json()).toMatchObject({ error: 'invalid_scope' });
+    const other = await registerApp();
+    const byOther = await oauth.refreshTokenGrantRequest(as, { client_id: other.client_id }, oauth.ClientSecretBasic(other.client_secret!), tokens.refresh_token!, insecure);
+    expect(byOther.status).toBe(400);
+    expect((await byOther.json()).error).toBe('invalid_grant');
+    const connection = await t.server.app.db('oauth_connections').where({ client_id: app.client_id }).first();
+    expect(connection.revoked_at).toBeNull();
+    expect(await t.server.app.db('oauth_tokens').where({ connection_id: connection.id, kind: 'refresh' }).whereNotNull('used_at')).toHaveLength(0);
+
+    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure));
+    expect(refreshed.scope).toBe('account:read');
+    expect(await accountStatus(tokens.access_token)).toBe(200);
+    expect(await accountStatus(refreshed.access_token)).toBe(200);
+  });
+
+  it('a refresh may narrow the scope of its access token; the next refresh without scope gets the whole grant again (RFC 6749 6)', async () => {
+    const app = await registerApp();
+    const { client, auth, tokens } = await connected(app, { scope: 'account:read sessions:read' });
+    expect(tokens.scope).toBe('sessions:read account:read');
+    const narrowed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, { ...insecure, additionalParameters: { scope: 'account:read' } }),
+    );
+    expect(narrowed.scope).toBe('account:read');
+    expect((await fetch(`${t.url}/v1/sessions`, { headers: { Authorization: `Bearer ${narrowed.access_token}` } })).status).toBe(403);
+    const whole = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, narrowed.refresh_token!, insecure));
+    expect(whole.scope).toBe('sessions:read account:read');
+    expect((await fetch(`${t.url}/v1/sessions`, { headers: { Authorization: `Bearer ${whole.access_token}` } })).status).toBe(200);
+  });
+
+  it('redirect_uri at the token endpoint (RFC 6749 4.1.3): not needed when the authorization request left it out, needed and exact when it named it; those refusals leave the code usable, a wrong PKCE verifier uses it up', async () => {
+    const app = await registerApp();
+    // Left out at the authorization request: the app's only registered redirect URI is used, and the
+    // token request may leave it out too, or name that same one.
+    for (const sendsIt of [false, true]) {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const back = await consent(member, `/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: app.client_id, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })}`);
+      expect(back.origin + back.pathname).toBe(REDIRECT);
+      const code = back.searchParams.get('code')!;
+      const res = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier, ...(sendsIt ? { redirect_uri: REDIRECT } : {}) });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect((await res.json()).access_token).toMatch(/^spk_at_/);
+    }
+
+    // Named at the authorization request: the token request must repeat it exactly.
+    const { verifier, callback } = await approvedCode(app);
+    const code = callback.get('code')!;
+    const missing = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier });
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error).toBe('invalid_request');
+    const other = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: 'https://helpdesk.example.com/other' });
+    expect(other.status).toBe(400);
+    expect((await other.json()).error).toBe('invalid_grant');
+    const exact = await tokenRequest(app, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT });
+    expect(exact.status).toBe(200);
+
+    // A wrong verifier is the one refusal that uses the code up: whoever holds a stolen code gets one try.
+    const guessed = await approvedCode(app);
+    const wrong = await tokenRequest(app, { grant_type: 'authorization_code', code: guessed.callback.get('code')!, code_verifier: oauth.generateRandomCodeVerifier(), redirect_uri: REDIRECT });
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).error).toBe('invalid_grant');
+    const after = await tokenRequest(app, { grant_type: 'authorization_code', code: guessed.callback.get('code')!, code_verifier: guessed.verifier, redirect_uri: REDIRECT });
+    expect(after.status).toBe(400);
+    expect((await after.json()).error).toBe('invalid_grant');
+  });
+
+  it('the same code or refresh token twice at once: one request gets tokens, the other is a replay that revokes the connection', async () => {
+    const app = await registerApp();
+    const { client, verifier, callback } = await approvedCode(app);
+    const auth = oauth.ClientSecretBasic(app.client_secret!);
+    const exchanges = await Promise.all([0, 1].map(() => oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, insecure)));
+    expect(exchanges.map((res) => res.status).sort()).toEqual([200, 400]);
+    const issued = await exchanges.find((res) => res.status === 200)!.json();
+    expect(await accountStatus(issued.access_token)).toBe(401);
+
+    const { tokens } = await connected(app);
+    const refreshes = await Promise.all([0, 1].map(() => oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure)));
+    expect(refreshes.map((res) => res.status).sort()).toEqual([200, 400]);
+    const refused = await refreshes.find((res) => res.status === 400)!.json();
+    expect(refused.error).toBe('invalid_grant');
+    const rotated = await refreshes.find((res) => res.status === 200)!.json();
+    expect(await accountStatus(rotated.access_token)).toBe(401);
+    expect(await accountStatus(tokens.access_token)).toBe(401);
   });
 
   it('revocation (RFC 7009) stops every token of the connection and ends its open event stream at once; always 200', async () => {

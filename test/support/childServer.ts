@@ -21,7 +21,8 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, ...env, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
+    // As test servers in process: Redis commands wait as long as the setting allows on a loaded machine.
+    env: { ...process.env, REDIS_COMMAND_TIMEOUT_MS: '60000', ...env, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

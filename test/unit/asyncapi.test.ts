@@ -2,7 +2,7 @@
 // so the rules that matter are checked here), every reference resolving, every payload a schema its own
 // examples pass, and its codes the ones the code uses.
 import { describe, expect, it } from 'vitest';
-import { CLOSE, NOTICE, REFUSAL, SIGNAL_RELAYED_TYPES } from '../../src/calls/media/protocol.js';
+import { CLOSE, NOTICE, PEER_SIGNAL_TYPES, REFUSAL, SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
 import { KIND, LINE_ERROR } from '../../src/calls/media/transports/audiosocket/protocol.js';
 import { CLOSE as TWILIO_CLOSE } from '../../src/calls/media/transports/twilio/protocol.js';
 import { contractCopy } from '../../src/http/contract.js';
@@ -151,7 +151,7 @@ describe('the AsyncAPI document', () => {
     );
     expect(closes('mediaListen')).toEqual(of(CLOSE.shuttingDown, CLOSE.internal, CLOSE.callEnded, CLOSE.linkReplaced, CLOSE.reconnect, CLOSE.left));
     expect(closes('mediaSignal')).toEqual(
-      of(CLOSE.shuttingDown, CLOSE.signalBinary, CLOSE.signalMalformed, CLOSE.signalTooBig, CLOSE.internal, CLOSE.callEnded, CLOSE.linkReplaced, CLOSE.left),
+      of(CLOSE.shuttingDown, CLOSE.signalBinary, ...Object.values(SIGNAL_REFUSED), CLOSE.signalTooBig, CLOSE.internal, CLOSE.callEnded, CLOSE.linkReplaced, CLOSE.left),
     );
     expect(closes('twilioMediaStream')).toEqual(
       of(...Object.values(TWILIO_CLOSE), { code: 1000, reason: 'stream stopped' }, { code: 1001, reason: 'no message in time' }),
@@ -161,8 +161,11 @@ describe('the AsyncAPI document', () => {
       expect(refusals).toContain(`${refusal.status} ${refusal.detail}`);
     }
     expect(served.components.schemas.NoticeFrame.properties.code.enum.sort()).toEqual(Object.values(NOTICE).sort());
-    const relayed = served.operations.receiveSignal.messages.map((ref: Json) => at(served, `${ref.$ref}/name`));
-    expect(relayed.sort()).toEqual([...SIGNAL_RELAYED_TYPES].sort());
+    const pageSends = served.operations.receiveSignal.messages.map((ref: Json) => at(served, `${ref.$ref}/name`));
+    expect(pageSends.sort()).toEqual([...PEER_SIGNAL_TYPES].sort());
+    // What a page sends the server never sends back as it is: the other side's frames come only in their envelope.
+    const serverSends = served.operations.sendSignal.messages.map((ref: Json) => at(served, `${ref.$ref}/name`));
+    expect(serverSends.sort()).toEqual(['caption', 'ice_servers', 'peer', 'peer_signal']);
   });
 
   it('gives each AudioSocket message its kind and the error frame every code the server sends', () => {

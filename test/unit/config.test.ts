@@ -47,9 +47,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ JOB_INTERVAL_SECONDS: '0' })).toThrow(/JOB_INTERVAL_SECONDS must be a whole number from 1 to 86400/);
   });
 
-  it('derives the public base URL from PORT and trims a trailing slash', () => {
+  it('derives the public base URL from PORT, trims a trailing slash and refuses a query or fragment', () => {
     expect(loadConfig({ PORT: '9000' }).publicBaseUrl).toBe('http://localhost:9000');
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
+    expect(() => loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/?tenant=a' })).toThrow(/PUBLIC_BASE_URL must not have a query or a fragment/);
   });
 
   it('picks the first engine whose settings are present, unless one is named', () => {

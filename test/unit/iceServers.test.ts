@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { iceServersFor, turnCredentials } from '../../src/calls/iceServers.js';
+import { iceServersFor, turnCredentials, turnRenewalMs } from '../../src/calls/iceServers.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 const turn = { urls: ['turn:turn.example.org:3478', 'turns:turn.example.org:5349'], secret: '0123456789abcdef-secret', ttlSeconds: 3600 };
@@ -62,6 +62,12 @@ describe('ICE configuration', () => {
     });
     expect(config.iceServers).toHaveLength(2);
     expect(config.turn).toEqual({ urls: ['turn:turn.example.org:3478?transport=udp', 'turns:turn.example.org:5349'], secret: 'a-long-enough-secret', ttlSeconds: 600 });
+  });
+
+  it('makes TURN credentials last 10 minutes by default, renewed every half of that', () => {
+    const config = loadConfig({ TURN_URLS: 'turn:turn.example.org:3478', TURN_SECRET: 'a-long-enough-secret' });
+    expect(config.turn!.ttlSeconds).toBe(600);
+    expect(turnRenewalMs(config.turn!)).toBe(300_000);
   });
 
   it('names every problem of ICE_SERVERS, entry by entry', () => {

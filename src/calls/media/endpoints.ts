@@ -69,7 +69,8 @@ export type MediaDuplex = MediaSource & MediaSink;
 
 /**
  * Neither voice nor hearing: a connection that belongs to a side's presence in the call (the call
- * page's WebRTC signalling). The room only ends it, with the side's other endpoints.
+ * page's WebRTC signalling). The room ends it with the side's other endpoints (and tells a signalling
+ * peer the side's own captions).
  */
 export type SideCompanion = EndpointBase;
 
@@ -79,7 +80,10 @@ export type SideCompanion = EndpointBase;
  */
 export interface SignalPeer extends SideCompanion {
   readonly callId: string;
-  /** A frame for the connection (the other side's, or presence: JSON text); never blocks (a stuck peer's are dropped). */
+  /**
+   * A frame for the connection (JSON text: the other side's in its envelope, presence, the side's own
+   * captions, fresh ICE servers); never blocks (a stuck peer's are dropped).
+   */
   signal(text: string): void;
 }
 

@@ -1,6 +1,6 @@
 /*
  * The media plane's wire contract: WebSocket endpoints, their HTTP refusals, close codes, text frames
- * and limits. This block is the reference the README and the API contract copy from.
+ * and limits. This block is the reference docs/calls-media-plane.md and the API contract copy from.
  *
  * ENDPOINTS (WebSocket upgrade on the API's own HTTP server; addresses come from the public join
  * endpoint, JoinOut.stream and JoinOut.listen)
@@ -26,19 +26,31 @@
  *     The call page's WebRTC signalling (video): `signal.channel_id` and `signal.token` of the side's
  *     join answer (the channel is the side's own stream channel; the token is its own, like the stream
  *     token derived from the side's key, so a new link makes it stale). Text frames only, JSON objects
- *     of at most 64 KiB (SIGNAL_MAX_FRAME_BYTES). A frame whose `type` is one of SIGNAL_RELAYED_TYPES is
- *     passed as sent to every signalling socket of the other side of the call (nobody else sees it):
- *       {"type":"offer","sdp":string}   {"type":"answer","sdp":string}
- *       {"type":"candidate","candidate":RTCIceCandidateInit|null}
+ *     of at most 64 KiB (SIGNAL_MAX_FRAME_BYTES). A page may send only these (PEER_SIGNAL_TYPES), each
+ *     with exactly these keys:
+ *       {"type":"offer","sdp":string}   {"type":"answer","sdp":string}   (sdp: 1-32,768 characters)
+ *       {"type":"candidate","candidate":RTCIceCandidateInit|null}   (null: the end of candidates;
+ *           candidate: {candidate?: string of at most 1,024, sdpMid?: string of at most 256 | null,
+ *           sdpMLineIndex?: integer 0-65535 | null, usernameFragment?: string of at most 256 | null})
  *       {"type":"state","muted":boolean,"camera":boolean,"speaking":boolean}   (what the page shows)
- *       {"type":"caption",...}  a caption frame the page heard, passed back so the speaker sees how
- *                               its own words were rendered (captions both ways)
- *     The server adds, on connect and whenever it changes, whether the other side has a signalling
- *     socket open: {"type":"peer","present":boolean}. Any other frame closes the socket with 1003
- *     (binary), 1007 (not such a JSON object) or 1009 (too large). Closed like the media sockets: 4000
- *     call ended, 4001 link replaced, 4004 left, 1001 shutting down; refusals as for a stream socket.
- *     Voice never goes over WebRTC: the pages send video tracks only (each side hears the other through
- *     the interpretation path).
+ *     A frame that is not one of them (another type, such as a frame shaped like the server's, a key
+ *     more or less, a value of another type or too long) closes the socket with 1008 and reaches nobody.
+ *     Each accepted frame goes to every signalling socket of the other side of the call (nobody else
+ *     sees it) inside an envelope only the server writes, so a page tells the other side's words from
+ *     the server's:
+ *       {"type":"peer_signal","signal":<the frame, with only the keys above>}
+ *     The server's own frames:
+ *       {"type":"peer","present":boolean}   on connect and whenever it changes: whether the other side
+ *                                           has a signalling socket open
+ *       {"type":"caption",...}              live mode: this side's own words as the other side's
+ *                                           listeners got them (CaptionFrame; captions both ways)
+ *       {"type":"ice_servers","ice_servers":[RTCIceServer]}   with TURN_URLS + TURN_SECRET: fresh TURN
+ *                                           credentials, every half TURN_CREDENTIAL_TTL_SECONDS while
+ *                                           the socket is open (apply with RTCPeerConnection.setConfiguration)
+ *     Closed like the media sockets: 4000 call ended, 4001 link replaced, 4004 left, 1001 shutting
+ *     down; 1003 binary frame, 1008 not a frame a page may send, 1009 too large; refusals as for a
+ *     stream socket. Voice never goes over WebRTC: the pages send video tracks only (each side hears
+ *     the other through the interpretation path).
  *
  *   Live mode: a side hears the other side's voice interpreted into its own language. Test mode: each
  *   side hears its own voice back, untranslated (provenance engine "test", model "echo"). When live
@@ -65,6 +77,8 @@
  *   1007  "binary frames must hold whole 16-bit samples (even byte length)"    (stream socket)
  *   1009  "frame larger than 48000 bytes (1 s of audio)"                      (stream socket; a frame
  *         beyond the transport maximum of 1 MiB is cut by the WebSocket layer with 1009, no reason)
+ *   1008  (signalling socket) a frame a page may not send; the reason says what a frame of its type
+ *         holds (SIGNAL_REFUSED below)
  *   1011  "internal error"
  *   4000  "call ended"                 every socket of the call; listeners get a `call_ended` notice first
  *   4001  "link replaced"              the side's stream and listen sockets after POST /v1/calls/{id}/link;
@@ -90,6 +104,8 @@
  *       translation_reconnecting, balance_exhausted, listener_slow.
  */
 
+import type { IceServer } from '../../config.js';
+
 export const SAMPLE_RATE = 24_000;
 export const BYTES_PER_SAMPLE = 2;
 export const BYTES_PER_SECOND = SAMPLE_RATE * BYTES_PER_SAMPLE;
@@ -111,8 +127,15 @@ export const SIGNAL_PATH_PREFIX = '/media/signal/';
 export const SIGNAL_MAX_FRAME_BYTES = 64 * 1024;
 /** Unsent signalling bytes to a peer beyond which the peer is taken for stuck and frames to it dropped. */
 export const SIGNAL_BUFFER_CAP_BYTES = 1024 * 1024;
-/** Signalling frames the server passes from one side to the other. */
-export const SIGNAL_RELAYED_TYPES: ReadonlySet<string> = new Set(['offer', 'answer', 'candidate', 'state', 'caption']);
+/** The frames a call page may send on its signalling socket (its own negotiation and state). */
+export const PEER_SIGNAL_TYPES = ['offer', 'answer', 'candidate', 'state'] as const;
+export type PeerSignalType = (typeof PEER_SIGNAL_TYPES)[number];
+/** Longest SDP an offer or answer may carry (a browser's offer with audio, video and many codecs is a few KiB). */
+export const SIGNAL_MAX_SDP_CHARS = 32 * 1024;
+/** Longest ICE candidate line (a host, srflx or relay candidate is 100-200 characters). */
+export const SIGNAL_MAX_CANDIDATE_CHARS = 1024;
+/** Longest sdpMid and usernameFragment (an ICE ufrag is at most 256 characters, RFC 8839). */
+export const SIGNAL_MAX_ID_CHARS = 256;
 export const LISTEN_PATH_PREFIX = '/media/listen/';
 
 export interface CloseCode {
@@ -127,7 +150,6 @@ export const CLOSE = {
   tooBig: { code: 1009, reason: `frame larger than ${MAX_STREAM_FRAME_BYTES} bytes (1 s of audio)` },
   internal: { code: 1011, reason: 'internal error' },
   signalBinary: { code: 1003, reason: 'binary frames are not accepted: send JSON text frames' },
-  signalMalformed: { code: 1007, reason: 'a signalling frame is a JSON object whose type is offer, answer, candidate, state or caption' },
   signalTooBig: { code: 1009, reason: `signalling frame larger than ${64 * 1024} bytes` },
   callEnded: { code: 4000, reason: 'call ended' },
   linkReplaced: { code: 4001, reason: 'link replaced' },
@@ -135,6 +157,18 @@ export const CLOSE = {
   sourceReplaced: { code: 4003, reason: 'source replaced' },
   left: { code: 4004, reason: 'left the call' },
 } as const satisfies Record<string, CloseCode>;
+
+/**
+ * 1008: why a signalling frame is refused (not a peer signal at all, or which shape its type has). The
+ * reasons name no part of the frame: they are fixed texts, within a close frame's 123 bytes.
+ */
+export const SIGNAL_REFUSED = {
+  notPeerSignal: { code: 1008, reason: 'a page sends JSON objects of type offer, answer, candidate or state only' },
+  offer: { code: 1008, reason: `an offer is {"type":"offer","sdp":string of 1-${SIGNAL_MAX_SDP_CHARS} characters}, no other key` },
+  answer: { code: 1008, reason: `an answer is {"type":"answer","sdp":string of 1-${SIGNAL_MAX_SDP_CHARS} characters}, no other key` },
+  candidate: { code: 1008, reason: 'a candidate is {"type":"candidate","candidate":RTCIceCandidateInit or null}, no other key' },
+  state: { code: 1008, reason: 'a state is {"type":"state","muted":boolean,"camera":boolean,"speaking":boolean}, no other key' },
+} as const satisfies Record<'notPeerSignal' | PeerSignalType, CloseCode>;
 
 export const REFUSAL = {
   badSourceId: { status: 400, detail: 'source_id must be 1-64 characters of A-Z a-z 0-9 . _ : -' },
@@ -195,6 +229,12 @@ export interface NoticeFrame {
 export interface PeerFrame {
   type: 'peer';
   present: boolean;
+}
+
+/** Server -> signalling socket: fresh ICE servers (TURN credentials) before the ones the side holds expire. */
+export interface IceServersFrame {
+  type: 'ice_servers';
+  ice_servers: IceServer[];
 }
 
 export type TextFrame = ProvenanceFrame | CaptionFrame | NoticeFrame;

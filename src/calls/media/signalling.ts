@@ -2,8 +2,8 @@
 // (offer, answer, ICE candidates, the page's own state) goes to the other side's peers of the same
 // call, and each side is told whether the other has one open. A peer is a socket of this instance or
 // (several instances) one relayed here from the instance it reached, so a call's peers always meet in
-// one place. The server never reads an SDP: the transport checked the frame's shape and size, and it
-// is passed on as sent.
+// one place. The transport checked each frame against the kinds a page may send and wrote it anew;
+// here it goes out only inside a `peer_signal` envelope, so no page can say what the server says.
 import type { Side } from '../side.js';
 import { otherSide } from '../side.js';
 import type { SignalPeer } from './endpoints.js';
@@ -36,10 +36,10 @@ export class SignalRelay {
     else if (this.count(peers, peer.side) === 0) this.tell(peers, otherSide(peer.side), presence(false));
   }
 
-  /** Passes a checked frame from `from` to the other side's peers. */
+  /** Passes a checked frame from `from` to the other side's peers, in its envelope. */
   private relay(from: SignalPeer, text: string): void {
     const peers = this.calls.get(from.callId);
-    if (peers?.has(from)) this.tell(peers, otherSide(from.side), text);
+    if (peers?.has(from)) this.tell(peers, otherSide(from.side), peerSignal(text));
   }
 
   private count(peers: Set<SignalPeer>, side: Side): number {
@@ -54,3 +54,9 @@ export class SignalRelay {
 }
 
 const presence = (present: boolean) => JSON.stringify({ type: 'peer', present } satisfies PeerFrame);
+
+/**
+ * The `peer_signal` envelope (protocol.ts) around a checked frame's JSON text: one object the transport
+ * wrote, so the envelope is made without parsing the SDP a second time.
+ */
+const peerSignal = (checked: string) => `{"type":"peer_signal","signal":${checked}}`;

@@ -1,4 +1,4 @@
-// Chooses the live text translation engine from configuration (DESIGN §7).
+// Chooses the live text translation engine from configuration (docs/translation-and-billing.md, "Engines").
 
 import type { Config } from '../../config.js';
 import type { Configured } from '../../configuredEngine.js';

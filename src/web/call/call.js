@@ -394,7 +394,6 @@ window.addEventListener('online', () => state.retry && state.retry());
 function listenFrame(frame) {
   if (frame.type === 'caption') {
     showCaption(frame, 'other');
-    sendSignal(frame); // the speaker sees how its words were rendered
   } else if (frame.type === 'provenance') {
     // Interpreted again (a top-up, a reconnected engine), or test mode's echo: nothing stands in the way.
     if (frame.engine !== 'none') {
@@ -445,6 +444,7 @@ function sendState() {
   sendSignal({ type: 'state', muted: state.muted, camera: !state.cameraOff && Boolean(state.media && state.media.videoTrack), speaking: state.speaking });
 }
 
+/** What the server says; the other page's words come only inside `peer_signal`. */
 async function signalFrame(frame) {
   switch (frame.type) {
     case 'peer':
@@ -454,31 +454,44 @@ async function signalFrame(frame) {
       // The agent's page offers; the customer's answers. A new offer replaces any earlier connection.
       if (state.join.video && state.join.role === 'agent') return offer();
       return;
+    case 'peer_signal':
+      return peerSignal(frame.signal);
+    case 'caption':
+      return showCaption(frame, 'me'); // how the other side got my words
+    case 'ice_servers':
+      // Fresh TURN credentials before the join answer's expire: for the next connection, and for an ICE restart of this one.
+      state.join.ice_servers = frame.ice_servers;
+      if (state.pc) state.pc.setConfiguration({ iceServers: frame.ice_servers });
+      return;
+  }
+}
+
+/** What the other side's page said (the server let through only these kinds): negotiation and its state. */
+async function peerSignal(signal) {
+  switch (signal.type) {
     case 'state':
-      els.app.dataset.otherSpeaking = String(Boolean(frame.speaking));
-      if (frame.speaking) showPeer(t('call.otherSpeaking', { name: otherName() }));
-      else if (frame.muted) showPeer(t('call.otherMuted', { name: otherName() }));
+      els.app.dataset.otherSpeaking = String(Boolean(signal.speaking));
+      if (signal.speaking) showPeer(t('call.otherSpeaking', { name: otherName() }));
+      else if (signal.muted) showPeer(t('call.otherMuted', { name: otherName() }));
       else if (state.peerPresent) showPeer(t('call.inCall'));
       return;
-    case 'caption':
-      return showCaption(frame, 'me');
     case 'offer':
       if (!state.join.video) return;
       newPeer();
-      await state.pc.setRemoteDescription({ type: 'offer', sdp: frame.sdp });
+      await state.pc.setRemoteDescription({ type: 'offer', sdp: signal.sdp });
       await flushCandidates();
       await state.pc.setLocalDescription(await state.pc.createAnswer());
       return sendSignal({ type: 'answer', sdp: state.pc.localDescription.sdp });
     case 'answer':
       if (state.pc && state.pc.signalingState === 'have-local-offer') {
-        await state.pc.setRemoteDescription({ type: 'answer', sdp: frame.sdp });
+        await state.pc.setRemoteDescription({ type: 'answer', sdp: signal.sdp });
         await flushCandidates();
       }
       return;
     case 'candidate':
-      if (!frame.candidate) return;
-      if (state.pc && state.pc.remoteDescription) return state.pc.addIceCandidate(frame.candidate).catch(() => {});
-      state.pendingCandidates.push(frame.candidate);
+      if (!signal.candidate) return;
+      if (state.pc && state.pc.remoteDescription) return state.pc.addIceCandidate(signal.candidate).catch(() => {});
+      state.pendingCandidates.push(signal.candidate);
   }
 }
 

@@ -10,7 +10,7 @@ import type { CallSignal } from '../../../events/types.js';
 import { announceBalanceExhausted, languageOf, type CallRow } from '../../calls.js';
 import { otherSide, SIDES, type Side } from '../../side.js';
 import { SideMixer } from '../audio/mixer.js';
-import { isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSource } from '../endpoints.js';
+import { isSignalPeer, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSource } from '../endpoints.js';
 import type { InterpreterFactory } from '../interpreter.js';
 import { NOTICE, UNTRANSLATED_PROVENANCE, notice, type TextFrame } from '../protocol.js';
 import { CallBilling, type Admission } from './billing.js';
@@ -97,6 +97,11 @@ export class CallRoom implements DirectionHost {
 
   announce(speaker: Side, frame: TextFrame): void {
     this.hearing[otherSide(speaker)].text(frame);
+    // Captions both ways: the speaker's call page shows how its words were rendered. The server tells it;
+    // a page never passes on what it heard, so no page can put words in the other's mouth.
+    if (frame.type !== 'caption') return;
+    const text = JSON.stringify(frame);
+    for (const endpoint of this.endpoints) if (endpoint.side === speaker && isSignalPeer(endpoint)) endpoint.signal(text);
   }
 
   languageOf(side: Side): string {

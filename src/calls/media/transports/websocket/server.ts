@@ -1,10 +1,11 @@
-// The WebSocket transport: media stream and listen sockets on the API's own HTTP server. Upgrades are
-// admitted (./admission.ts) or refused with a JSON answer before the upgrade; admitted sockets become
-// room endpoints (./endpoints.ts); a heartbeat drops sockets whose peer is gone. Wire contract:
-// ../../protocol.ts.
+// The WebSocket transport: media stream, listen and signalling sockets on the API's own HTTP server.
+// Upgrades are admitted (./admission.ts) or refused with a JSON answer before the upgrade; admitted
+// sockets become room endpoints (./endpoints.ts); a heartbeat drops sockets whose peer is gone; open
+// signalling sockets get fresh TURN credentials (./iceRenewal.ts). Wire contract: ../../protocol.ts.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { Config } from '../../../../config.js';
 import { errors } from '../../../../errors.js';
 import type { EventBus } from '../../../../events/bus.js';
 import { refuseUpgrade, serveAsPlainHttp } from '../../../../http/connections.js';
@@ -24,7 +25,8 @@ import {
 } from '../../protocol.js';
 import { admitSocket, type AdmittedSocket, type SocketAdmission } from './admission.js';
 import { ListenSocket, SignalSocket, StreamSocket } from './endpoints.js';
-import { signalFrameProblem } from './signalling.js';
+import { IceServerRenewal } from './iceRenewal.js';
+import { checkSignalFrame } from './signalling.js';
 
 export interface WebSocketTransportOptions {
   events: EventBus;
@@ -34,6 +36,10 @@ export interface WebSocketTransportOptions {
   socketsPerSide: number;
   /** Upgrades under other paths that another transport serves on the same HTTP server (Twilio streams). */
   otherUpgrades?: ReadonlyArray<{ pathPrefix: string; handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void }>;
+  /** ICE_SERVERS and TURN: with TURN, signalling sockets are sent fresh credentials while open. */
+  ice: Pick<Config, 'iceServers' | 'turn'>;
+  /** The server's clock (TURN credentials' expiry). */
+  now: () => number;
 }
 
 const SOCKET_CLOSE_GRACE_MS = 2_000;
@@ -75,6 +81,7 @@ export class WebSocketTransport implements Transport {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly totals = { framesReceived: 0, bytesReceived: 0, chunksSent: 0, chunksDropped: 0 };
   private readonly refusals: Record<number, number> = {};
+  private readonly iceRenewal: IceServerRenewal | null;
 
   constructor(
     private readonly plane: MediaPlane,
@@ -90,6 +97,8 @@ export class WebSocketTransport implements Transport {
     } as ConstructorParameters<typeof WebSocketServer>[0]);
     this.heartbeat = setInterval(() => this.ping(), HEARTBEAT_MS);
     this.heartbeat.unref();
+    const { ice } = options;
+    this.iceRenewal = ice.turn ? new IceServerRenewal({ iceServers: ice.iceServers, turn: ice.turn }, options.now) : null;
     plane.addTransport(this);
   }
 
@@ -162,13 +171,14 @@ export class WebSocketTransport implements Transport {
     if (kind === 'signal') {
       const signal = new SignalSocket(ws, side, call.id);
       this.adopt(signal);
+      this.iceRenewal?.watch(signal);
       // Its frames go to the call's signalling, where the room is (here, or relayed to that instance).
       const inlet = this.plane.enter(call, signal, recheck);
       ws.on('message', (data, isBinary) => {
         if (signal.isGone) return;
-        const problem = signalFrameProblem(data as Buffer, isBinary);
-        if (problem) return signal.closeWith(problem);
-        inlet.signal((data as Buffer).toString('utf8'));
+        const checked = checkSignalFrame(data as Buffer, isBinary);
+        if ('refused' in checked) return signal.closeWith(checked.refused);
+        inlet.signal(checked.relay);
       });
       return;
     }
@@ -238,6 +248,7 @@ export class WebSocketTransport implements Transport {
   /** Closes what rooms did not (sockets between admission and their room): 1001, then a bounded wait. */
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
+    this.iceRenewal?.close();
     const open = [...this.sockets].map((socket) => socket.ws);
     for (const ws of open) if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.shuttingDown.code, CLOSE.shuttingDown.reason);
     const deadline = Date.now() + SOCKET_CLOSE_GRACE_MS;
