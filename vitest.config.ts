@@ -30,6 +30,10 @@ export default defineConfig({
           include: files('.test.ts'),
           exclude: ['**/*.db.test.ts', '**/*.embedded.test.ts'],
           setupFiles: ['test/support/unitGuard.ts'],
+          // As for the database tests: a worker runs file after file without loading the modules afresh
+          // (the stage's CPU time 33 -> 18 s). The guard's mocks hold for every unit file alike, and a file
+          // that fakes timers or spies puts them back.
+          isolate: false,
         },
       },
       {

@@ -4,9 +4,10 @@
 //
 // Environment (all optional):
 //   CONTRACT_VERBOSE=1             show Dredd's parser warnings and per-transaction skip lines
-//   CONTRACT_START_TIMEOUT_MS      server start-up limit (default 90 s)
-//   CONTRACT_DREDD_TIMEOUT_MS      Dredd run limit (default 120 s; a run takes about 10 s)
 //   CONTRACT_KEEP_TMP=1            keep the temporary directory (data, server log, converted contract)
+//
+// Neither the server's start nor Dredd has a time limit: a loaded machine makes them slower, not failed. A server
+// that exits early fails the run at once; one that hangs is stopped by `npm test` as a stuck stage (test/run.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, realpathSync } from 'node:fs';
@@ -25,11 +26,7 @@ const DREDD_CLI = path.join(ROOT, 'node_modules/.bin/dredd');
 
 const env = process.env;
 const VERBOSE = ['1', 'true', 'yes'].includes((env.CONTRACT_VERBOSE ?? '').toLowerCase());
-const START_TIMEOUT_MS = Number(env.CONTRACT_START_TIMEOUT_MS ?? 90_000);
-const DREDD_TIMEOUT_MS = Number(env.CONTRACT_DREDD_TIMEOUT_MS ?? 120_000);
 const STOP_TIMEOUT_MS = 10_000;
-// Last resort against anything not covered by the limits above.
-const WATCHDOG_MS = START_TIMEOUT_MS + DREDD_TIMEOUT_MS + 2 * STOP_TIMEOUT_MS + 30_000;
 
 const children = new Set<ChildProcess>();
 
@@ -54,12 +51,6 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.exit(1);
   });
 }
-const watchdog = setTimeout(() => {
-  log(`gave up after ${WATCHDOG_MS} ms`);
-  killAll('SIGKILL');
-  process.exit(1);
-}, WATCHDOG_MS);
-watchdog.unref();
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) {
@@ -110,39 +101,30 @@ async function startServer(tmp: string, adminToken: string, twilio: TwilioStandI
   children.add(child);
   const url = `http://127.0.0.1:${port}`;
   const problems: string[] = [];
-  let listening = false;
   let tail: string[] = [];
-  for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => {
-      logStream.write(line + '\n');
-      tail = [...tail.slice(-39), line];
-      if (line.includes('"msg":"server listening"')) listening = true;
-      // pino levels: 40 warn, 50 error, 60 fatal. Keep them for the end of the run.
-      const level = /"level":(\d+)/.exec(line);
-      if ((level && Number(level[1]) >= 40) || (!level && line.trim() && !line.startsWith('{'))) {
-        problems.push(line.length > 600 ? line.slice(0, 600) + '...' : line);
-      }
-    });
-  }
+  // Resolves at the server's "server listening" line; rejects if it exits before.
+  const listening = new Promise<void>((resolve, reject) => {
+    child.once('exit', (code, signal) => reject(new Error(`server exited early (${code ?? signal}):\n${tail.join('\n')}`)));
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        logStream.write(line + '\n');
+        tail = [...tail.slice(-39), line];
+        if (line.includes('"msg":"server listening"')) resolve();
+        // pino levels: 40 warn, 50 error, 60 fatal. Keep them for the end of the run.
+        const level = /"level":(\d+)/.exec(line);
+        if ((level && Number(level[1]) >= 40) || (!level && line.trim() && !line.startsWith('{'))) {
+          problems.push(line.length > 600 ? line.slice(0, 600) + '...' : line);
+        }
+      });
+    }
+  });
   child.once('exit', () => logStream.end());
 
   log(`starting server on ${url} (DATA_DIR ${childEnv.DATA_DIR})`);
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`server exited early (${child.exitCode ?? child.signalCode}):\n${tail.join('\n')}`);
-    }
-    if (listening) {
-      try {
-        const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-        if (response.status === 200) return { child, url, problems };
-      } catch {
-        // not yet
-      }
-    }
-    await sleep(100);
-  }
-  throw new Error(`server did not answer /healthz within ${START_TIMEOUT_MS} ms:\n${tail.join('\n')}`);
+  await listening;
+  const health = await fetch(`${url}/healthz`);
+  if (health.status !== 200) throw new Error(`server listens but answered /healthz with ${health.status}:\n${tail.join('\n')}`);
+  return { child, url, problems };
 }
 
 async function stopServer(server: Server): Promise<void> {
@@ -222,12 +204,7 @@ async function runDredd(specFile: string, server: Server, adminToken: string, tw
       out.write(line + '\n');
     });
   }
-  const timer = setTimeout(() => {
-    log(`Dredd did not finish within ${DREDD_TIMEOUT_MS} ms; killing it`);
-    child.kill('SIGKILL');
-  }, DREDD_TIMEOUT_MS);
   const { code, signal } = await exited(child);
-  clearTimeout(timer);
   if (parserWarnings) log(`${parserWarnings} Dredd parser warning(s) about unsupported keywords hidden (CONTRACT_VERBOSE=1 shows them)`);
   if (skipLines) log(`${skipLines} Dredd skip line(s) hidden; the hooks' list above gives the reasons`);
   return { code: code ?? 1, signal, summary };

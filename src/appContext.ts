@@ -11,6 +11,7 @@ import type { RateLimitStore } from './ratelimit/store.js';
 import type { ConnectionSlots } from './realtime/connectionSlots.js';
 import type { LiveStreamGroups } from './http/liveStreamGroups.js';
 import type { PresentedMessages } from './sessions/presentedMessages.js';
+import type { RedisAvailability } from './redis.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -28,6 +29,8 @@ export interface AppContext {
   engines: EngineRegistry;
   /** Delivers stored and ephemeral events to the streams open in this process. */
   events: EventBus;
+  /** With several instances, whether the Redis they share answers (/readyz says degraded while it does not). */
+  redis: RedisAvailability | null;
   /**
    * The installed app (its client_id) whose request this context serves: the events and ledger rows the
    * request writes name it (docs/oauth.md). Null in the process's own context (the media plane's clock,

@@ -22,6 +22,11 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefixes every Redis key and channel of this deployment (deployments may share a Redis). */
   redisPrefix: string;
+  /**
+   * How long a Redis command may take before it fails (REDIS_COMMAND_TIMEOUT_MS): a Redis that hangs
+   * (rather than refusing connections) must not hold requests, which fall back as when it is away.
+   */
+  redisCommandTimeoutMs: number;
   /** How often the housekeeping jobs run, once per deployment (JOB_INTERVAL_SECONDS). */
   jobIntervalMs: number;
   /**
@@ -349,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey: sealingKey,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: redisPrefix(),
+    redisCommandTimeoutMs: integer('REDIS_COMMAND_TIMEOUT_MS', 2_000, 100, 60_000),
     jobIntervalMs: integer('JOB_INTERVAL_SECONDS', 3_600, 1, 86_400) * 1_000,
     shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', text('REDIS_URL') ? 10 : 0, 0, 12) * 1_000,
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),

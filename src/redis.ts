@@ -1,42 +1,64 @@
 // The Redis connections of an instance that shares its deployment (docs/several-instances.md): one for commands
-// (rate limits, publishing events) and one subscribed to the event channel. Keys and channels carry
-// REDIS_PREFIX, so deployments may share a Redis. Commands fail at once while Redis is away instead of
-// queueing (callers fall back: see src/ratelimit/fallbackStore.ts and src/events/redisBus.ts).
+// (rate limits, publishing events, media leases and relays) and one subscribed to channels. Keys and
+// channels carry REDIS_PREFIX, so deployments may share a Redis.
+//
+// Redis may go away and come back while the instance serves. Commands then fail at once (no offline
+// queue) or within the command timeout (a Redis that hangs), never wait; the instance serves degraded
+// meanwhile: rate limits count on each instance (src/ratelimit/fallbackStore.ts), events are followed
+// from the stored log (src/events/redisBus.ts), rooms stay where they are (src/calls/media/transports/
+// bridge/redisBridge.ts), and /readyz says so. One warning when Redis goes away, one line when it is back.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-export interface RedisConnections {
+/** The longest wait between two attempts to reconnect: every instance is connected again this long after Redis is back. */
+export const RECONNECT_AT_MOST_EVERY_MS = 2_000;
+
+/** Whether Redis answers, as the instance's connections see it; told once per change. */
+export interface RedisAvailability {
+  /** Both connections are up. */
+  readonly available: boolean;
+  /** Calls `listener` each time Redis goes away (false) or is back (true); returns how to stop. */
+  onChange(listener: (available: boolean) => void): () => void;
+}
+
+export interface RedisConnections extends RedisAvailability {
   commands: Redis;
   subscriber: Redis;
   prefix: string;
   close(): Promise<void>;
 }
 
-export async function connectRedis(url: string, prefix: string, logger: Logger, connectTimeoutMs: number): Promise<RedisConnections> {
+/**
+ * Whether a command sent on `client` goes out now. False while Redis is away, from the moment its socket
+ * ended (ioredis notices, and src/redis.ts tells the outage, when it closes a moment later).
+ */
+export function connected(client: Redis): boolean {
+  return client.status === 'ready' && client.stream?.writable === true;
+}
+
+export interface RedisSettings {
+  url: string;
+  prefix: string;
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+}
+
+export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeoutMs }: RedisSettings, logger: Logger): Promise<RedisConnections> {
   // Loaded only by instances that share a deployment (REDIS_URL).
   const { Redis } = await import('ioredis');
-  const open = (role: string) => {
-    const client = new Redis(url, {
+  const open = () =>
+    new Redis(url, {
       lazyConnect: true,
       connectTimeout: connectTimeoutMs,
+      commandTimeout: commandTimeoutMs,
+      // A command in flight when the connection drops fails after the first reconnection attempt.
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
-      // Keep trying in the background, at most every 2 s.
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      // Keep trying in the background.
+      retryStrategy: (attempt) => Math.min(attempt * 200, RECONNECT_AT_MOST_EVERY_MS),
     });
-    let down = false;
-    client.on('error', (err) => {
-      if (!down) logger.warn({ err, role }, 'redis: connection lost; retrying');
-      down = true;
-    });
-    client.on('ready', () => {
-      if (down) logger.info({ role }, 'redis: connected again');
-      down = false;
-    });
-    return client;
-  };
-  const commands = open('commands');
-  const subscriber = open('events');
+  const commands = open();
+  const subscriber = open();
   try {
     await Promise.all([commands.connect(), subscriber.connect()]);
   } catch (err) {
@@ -44,11 +66,49 @@ export async function connectRedis(url: string, prefix: string, logger: Logger, 
     subscriber.disconnect();
     throw new Error(`REDIS_URL: Redis did not answer (${(err as Error).message}); several instances share rate limits and events through it`);
   }
+
+  const listeners = new Set<(available: boolean) => void>();
+  const up = new Map<Redis, boolean>([
+    [commands, true],
+    [subscriber, true],
+  ]);
+  let available = true;
+  let closing = false;
+  const update = (client: Redis, isUp: boolean) => {
+    if (closing) return;
+    up.set(client, isUp);
+    const now = [...up.values()].every(Boolean);
+    if (now === available) return;
+    available = now;
+    if (available) logger.info('redis: back; rate limits and events are shared through it again');
+    else {
+      logger.warn(
+        'redis: unreachable; still serving: rate limits count on each instance, events reach streams from the stored log, ' +
+          'sockets relayed between instances pause (calls whose sockets are on their room\'s instance go on); retrying',
+      );
+    }
+    for (const listener of listeners) listener(available);
+  };
+  for (const client of [commands, subscriber]) {
+    // Every failed attempt to reconnect reports an error: the outage is told once, by `update`.
+    client.on('error', (err: Error) => logger.debug({ err }, 'redis: connection error'));
+    client.on('close', () => update(client, false));
+    client.on('ready', () => update(client, true));
+  }
   return {
     commands,
     subscriber,
     prefix,
+    get available() {
+      return available;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     close: async () => {
+      closing = true;
+      listeners.clear();
       await Promise.allSettled([commands.quit(), subscriber.quit()]);
     },
   };

@@ -31,7 +31,7 @@ import { FailedAttempts } from './ratelimit/failedAttempts.js';
 import { FallbackRateLimitStore } from './ratelimit/fallbackStore.js';
 import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
 import { RedisRateLimitStore } from './ratelimit/redisStore.js';
-import { connectRedis, type RedisConnections } from './redis.js';
+import { connected, connectRedis, type RedisConnections } from './redis.js';
 import { ConnectionSlots } from './realtime/connectionSlots.js';
 import { LiveStreamGroups } from './http/liveStreamGroups.js';
 import { deliverToGroup } from './http/sse.js';
@@ -123,11 +123,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (config.redisUrl && database.kind === 'pglite') {
       logger.warn('REDIS_URL is not used: the embedded database (PGlite) serves one process; set DATABASE_URL to run several instances');
     } else if (config.redisUrl) {
-      redis = await connectRedis(config.redisUrl, config.redisPrefix, logger, config.databaseTimeouts.connectMs);
-      redisEvents = await startRedisEventBus({ publisher: redis.commands, subscriber: redis.subscriber, channel: `${redis.prefix}events`, logger });
+      redis = await connectRedis(
+        { url: config.redisUrl, prefix: config.redisPrefix, connectTimeoutMs: config.databaseTimeouts.connectMs, commandTimeoutMs: config.redisCommandTimeoutMs },
+        logger,
+      );
+      redisEvents = await startRedisEventBus({ publisher: redis.commands, subscriber: redis.subscriber, channel: `${redis.prefix}events`, db: database.knex, logger });
     }
-    const rateLimits = redis
-      ? new FallbackRateLimitStore(new RedisRateLimitStore(redis.commands, `${redis.prefix}ratelimit:`), new MemoryRateLimitStore(), logger)
+    const sharedCommands = redis?.commands;
+    const rateLimits = sharedCommands
+      ? new FallbackRateLimitStore(new RedisRateLimitStore(sharedCommands, `${config.redisPrefix}ratelimit:`), new MemoryRateLimitStore(), logger, () => connected(sharedCommands))
       : new MemoryRateLimitStore();
     const shutdown = new AbortController();
     const draining = new AbortController();
@@ -146,6 +150,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),
       events,
+      redis,
       actingApp: null,
       webhooks,
       instanceId: running.id,

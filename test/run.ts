@@ -12,10 +12,16 @@
 //
 // Environment: TEST_DATABASE_URL (PostgreSQL whose role may create databases; default the local
 // server's `postgres` database), CHROMIUM_PATH (default /usr/bin/chromium), TEST_REDIS_URL (default
-// redis://127.0.0.1:6379), NGINX_PATH (default /usr/sbin/nginx), TEST_STAGE_TIMEOUT_MS (a stage still running after it is stopped; default 10 min).
+// redis://127.0.0.1:6379), NGINX_PATH (default /usr/sbin/nginx), TEST_STAGE_STUCK_MS (how long a stage may go without
+// any progress before it is stopped as stuck; default 10 min).
+//
+// No stage has a limit on its length: a loaded machine makes the suite slower, not red. Tests and hooks have
+// their own generous limits (vitest.config.ts); a stage is stopped only when it shows no progress at all for
+// TEST_STAGE_STUCK_MS: no line of output and, in a vitest stage, no test or hook finished.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -26,7 +32,7 @@ const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const NGINX_PATH = process.env.NGINX_PATH || '/usr/sbin/nginx';
-const STAGE_TIMEOUT_MS = Number(process.env.TEST_STAGE_TIMEOUT_MS || 10 * 60_000);
+const STAGE_STUCK_MS = Number(process.env.TEST_STAGE_STUCK_MS || 10 * 60_000);
 
 // ---- prerequisites -----------------------------------------------------------------------------
 
@@ -126,7 +132,16 @@ interface Stage {
 }
 
 const node = (script: string, ...args: string[]) => [process.execPath, '--import', 'tsx', script, ...args];
-const vitest = (...args: string[]) => [process.execPath, path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...args];
+// The second reporter tells the runner each time a test or hook finishes (PROGRESS_FD), so that a long file
+// on a slow machine counts as progress.
+const vitest = (...args: string[]) => [
+  process.execPath,
+  path.join(ROOT, 'node_modules/vitest/vitest.mjs'),
+  'run',
+  '--reporter=default',
+  '--reporter=./test/support/stageProgress.ts',
+  ...args,
+];
 const VITEST_SUMMARY = /^\s*Tests\s+.*\(\d+\)\s*$/m;
 
 const STAGES: Stage[] = [
@@ -134,9 +149,9 @@ const STAGES: Stage[] = [
   { name: 'typecheck', command: [process.execPath, path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], needs: [] },
   {
     name: 'imports',
-    command: [process.execPath, path.join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', 'handlers', '--config', '.dependency-cruiser.cjs'],
+    command: [process.execPath, path.join(ROOT, 'scripts/checkImports.mjs')],
     needs: [],
-    summary: /^.*(no dependency violations found|dependency violations).*$/m,
+    summary: /^.*import layering.*$/m,
   },
   { name: 'unit', command: vitest('--project', 'unit'), needs: [redis], summary: VITEST_SUMMARY },
   {
@@ -168,45 +183,73 @@ for (const stage of STAGES) if (!LANES.flat().includes(stage.name)) throw new Er
 
 interface Result {
   stage: Stage;
-  status: 'passed' | 'FAILED' | 'timed out' | 'stopped';
+  status: 'passed' | 'FAILED' | 'stuck' | 'stopped';
   ms: number;
+  /** CPU time (user and system) of the stage's processes, which a loaded machine changes less than `ms`. */
+  cpuMs?: number;
   detail: string;
 }
 
 const running = new Set<number>();
 
+/** The file descriptors a stage's processes report on, besides its output. */
+const PROGRESS_FD = 3;
+const TIMES_FD = 4;
+
 function runStage(stage: Stage): Promise<Result> {
   const started = Date.now();
   console.log(`[run] ${stage.name}: started`);
-  const env: NodeJS.ProcessEnv = { ...process.env, ...stage.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...stage.env, TEST_PROGRESS_FD: String(PROGRESS_FD) };
   for (const [name, value] of Object.entries(stage.env ?? {})) if (value === undefined) delete env[name];
   if (process.stdout.isTTY) env.FORCE_COLOR ??= '1';
-  const [command, ...args] = stage.command;
-  // Its own process group, so a timeout or Ctrl-C stops everything the stage started.
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // The shell waits for the stage and then prints, with `times`, the CPU time of every process the stage
+  // ran and waited for (Node cannot read a child's resource usage).
+  const command = ['/bin/sh', '-c', `"$@"; status=$?; times >&${TIMES_FD}; exit $status`, 'sh', ...stage.command];
+  // Its own process group, so a stuck stage or Ctrl-C stops everything the stage started.
+  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
   running.add(child.pid!);
-  const output: Buffer[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
+  let stuck = false;
+  const watchdog = setTimeout(() => {
+    stuck = true;
     killGroup(child.pid!);
-  }, STAGE_TIMEOUT_MS);
+  }, STAGE_STUCK_MS);
+  const output: Buffer[] = [];
+  let times = '';
+  const outputArrived = (chunk: Buffer) => {
+    output.push(chunk);
+    watchdog.refresh();
+  };
+  child.stdout!.on('data', outputArrived);
+  child.stderr!.on('data', outputArrived);
+  child.stdio[PROGRESS_FD]!.on('data', () => watchdog.refresh());
+  child.stdio[TIMES_FD]!.on('data', (chunk: Buffer) => (times += chunk));
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
+      clearTimeout(watchdog);
       running.delete(child.pid!);
       const ms = Date.now() - started;
       const text = Buffer.concat(output).toString();
-      const status = timedOut ? 'timed out' : stopping ? 'stopped' : code === 0 ? 'passed' : 'FAILED';
+      const status = stuck ? 'stuck' : stopping ? 'stopped' : code === 0 ? 'passed' : 'FAILED';
       const summary = stage.summary?.exec(stripAnsi(text))?.[0].trim().replace(/\s+/g, ' ');
-      const detail = [summary, status !== 'passed' && `exit ${code ?? signal}`].filter(Boolean).join('; ');
+      const detail = [
+        stuck && `no progress for ${seconds(STAGE_STUCK_MS)}: stopped`,
+        summary,
+        status !== 'passed' && `exit ${code ?? signal}`,
+      ]
+        .filter(Boolean)
+        .join('; ');
       const shown = text.trim() ? text.replace(/\n?$/, '\n') : '(no output)\n';
-      process.stdout.write(`\n===== ${stage.name}: ${status} in ${seconds(ms)} =====\n${shown}===== end of ${stage.name} =====\n\n`);
-      resolve({ stage, status, ms, detail });
+      const cpuMs = childrenCpuMs(times);
+      process.stdout.write(`\n===== ${stage.name}: ${status} in ${seconds(ms)}${cpuMs === undefined ? '' : `, CPU ${seconds(cpuMs)}`} =====\n${shown}===== end of ${stage.name} =====\n\n`);
+      resolve({ stage, status, ms, cpuMs, detail });
     });
   });
+}
+
+/** The user and system time of the children in the output of the shell's `times` (its second line: "0m41.630000s 0m5.120000s"). */
+function childrenCpuMs(times: string): number | undefined {
+  const spent = [...(times.split('\n')[1] ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map(([, minutes, secs]) => (Number(minutes) * 60 + Number(secs)) * 1000);
+  return spent.length === 2 ? spent[0] + spent[1] : undefined;
 }
 
 function killGroup(pid: number): void {
@@ -228,6 +271,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+/** The machine's load over the last 1, 5 and 15 minutes: what else ran beside the stages, which their times depend on. */
+const loadAverage = () => os.loadavg().map((load) => load.toFixed(1)).join(' ');
 
 async function main(): Promise<number> {
   const started = Date.now();
@@ -249,7 +294,7 @@ async function main(): Promise<number> {
     }
     return 1;
   }
-  console.log(`[run] prerequisites there: ${prerequisites.map((p) => p.name).join(', ') || 'none needed'}`);
+  console.log(`[run] prerequisites there: ${prerequisites.map((p) => p.name).join(', ') || 'none needed'}; load average ${loadAverage()}`);
 
   const results: Result[] = [];
   await Promise.all(
@@ -262,11 +307,16 @@ async function main(): Promise<number> {
   );
 
   const failed = chosen.filter((stage) => results.find((r) => r.stage === stage)?.status !== 'passed');
-  console.log(`npm test: ${failed.length ? `FAILED (${failed.map((s) => s.name).join(', ')})` : 'passed'} in ${seconds(Date.now() - started)}`);
+  const cpuMs = results.reduce((sum, result) => sum + (result.cpuMs ?? 0), 0);
+  console.log(
+    `npm test: ${failed.length ? `FAILED (${failed.map((s) => s.name).join(', ')})` : 'passed'} in ${seconds(Date.now() - started)}, ` +
+      `CPU ${seconds(cpuMs)} (load average ${loadAverage()})`,
+  );
   for (const stage of chosen) {
     const result = results.find((r) => r.stage === stage);
     const status = result?.status ?? 'not run';
-    console.log(`  ${stage.name.padEnd(12)} ${status.padEnd(9)} ${(result ? seconds(result.ms) : '').padStart(8)}  ${result?.detail ?? ''}`);
+    const cpu = result?.cpuMs === undefined ? '' : `CPU ${seconds(result.cpuMs)}`;
+    console.log(`  ${stage.name.padEnd(12)} ${status.padEnd(9)} ${(result ? seconds(result.ms) : '').padStart(8)} ${cpu.padStart(12)}  ${result?.detail ?? ''}`);
   }
   return failed.length ? 1 : 0;
 }

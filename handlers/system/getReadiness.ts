@@ -1,7 +1,4 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { assertReady } from '../../src/services/health.js';
+import { readiness } from '../../src/services/health.js';
 
-export default defineHandler<'getReadiness'>(async ({ app }) => {
-  await assertReady(app.db, app.draining);
-  return { status: 200, body: { status: 'ok' } };
-});
+export default defineHandler<'getReadiness'>(async ({ app }) => ({ status: 200, body: await readiness(app.db, app.draining, app.redis) }));

@@ -26,6 +26,11 @@ export interface EventBus {
   subscribeTo(scope: EventScope, listener: EventListener): () => void;
   /** A view of the bus that holds what is published through it until the answer of one request is out. */
   hold(): PublicationHold;
+  /**
+   * Whether this process has offered the stored event `seq` to its listeners, or never will; false
+   * while it may still come (with several instances, read from the log while Redis was away).
+   */
+  delivered(seq: number): boolean;
 }
 
 interface HoldState {
@@ -44,14 +49,24 @@ const scopeKey = (orgId: string, mode: string) => `${mode}:${orgId}`;
 export class LocalEventBus implements EventBus {
   /**
    * `fanOut`: where an event goes once it may be delivered; by default to this process's listeners.
-   * With several instances it goes to Redis, which hands it back to every instance (./redisBus.ts).
+   * With several instances it goes to Redis, which hands it back to every instance (./redisBus.ts);
+   * `fannedOut` then says which stored events have come back (by default: every one, at once).
    */
-  constructor(private readonly fanOut?: (event: BusEvent) => void) {}
+  constructor(
+    private readonly fanOut?: (event: BusEvent) => void,
+    private readonly fannedOut: (seq: number) => boolean = () => true,
+  ) {}
 
   private readonly everything = new Set<EventListener>();
   private readonly scopes = new Map<string, ScopeListeners>();
   /** Per organization, events not yet delivered because an earlier one's request is still being answered. */
   private readonly waiting = new Map<string, Array<{ event: BusEvent; hold: HoldState | undefined }>>();
+  /** The stored events among them. */
+  private readonly waitingSeqs = new Set<number>();
+
+  delivered(seq: number): boolean {
+    return !this.waitingSeqs.has(seq) && this.fannedOut(seq);
+  }
 
   publish(event: BusEvent): void {
     this.publishUnder(event, undefined);
@@ -63,6 +78,7 @@ export class LocalEventBus implements EventBus {
     if (!held && !queue) return this.deliver(event);
     if (queue) queue.push({ event, hold });
     else this.waiting.set(event.orgId, [{ event, hold }]);
+    if (event.seq !== null) this.waitingSeqs.add(event.seq);
     if (held) hold.organizations.add(event.orgId);
     else this.flush(event.orgId);
   }
@@ -102,6 +118,7 @@ export class LocalEventBus implements EventBus {
       subscribe: (listener) => this.subscribe(listener),
       subscribeTo: (scope, listener) => this.subscribeTo(scope, listener),
       hold: () => this.hold(),
+      delivered: (seq) => this.delivered(seq),
     };
     return {
       events,
@@ -117,7 +134,11 @@ export class LocalEventBus implements EventBus {
   private flush(orgId: string): void {
     const queue = this.waiting.get(orgId);
     if (!queue) return;
-    while (queue.length && (queue[0].hold === undefined || queue[0].hold.released)) this.deliver(queue.shift()!.event);
+    while (queue.length && (queue[0].hold === undefined || queue[0].hold.released)) {
+      const { event } = queue.shift()!;
+      if (event.seq !== null) this.waitingSeqs.delete(event.seq);
+      this.deliver(event);
+    }
     if (!queue.length) this.waiting.delete(orgId);
   }
 

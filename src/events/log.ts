@@ -4,9 +4,9 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import type { EventBus } from './bus.js';
-import { deliveriesQueueSql, deliveriesQueueValues, eventRelationSql, eventRelationValues } from '../webhooks/deliveries.js';
-import type { BusEvent, EventPayload, EventScope, NewEvent } from './types.js';
-import { statement, type Statement } from '../db/statement.js';
+import type { BusEvent, CallSignal, EventPayload, EventScope, NewEvent } from './types.js';
+import { insertEvent, insertRowsWithEvents, type AnnouncedInsert, type EventRowValues } from '../db/events.js';
+import type { WantedEvents } from './deliveredSequences.js';
 
 interface EventRow {
   seq: number;
@@ -16,16 +16,14 @@ interface EventRow {
   session_id: string | null;
   call_id: string | null;
   payload: BusEvent['payload'];
+  signal: CallSignal | null;
 }
 
-const toBusEvent = (row: EventRow): BusEvent => ({
-  payload: row.payload,
-  orgId: row.org_id,
-  mode: row.mode,
-  sessionId: row.session_id,
-  callId: row.call_id,
-  seq: row.seq,
-});
+function toBusEvent(row: EventRow): BusEvent {
+  const event: BusEvent = { payload: row.payload, orgId: row.org_id, mode: row.mode, sessionId: row.session_id, callId: row.call_id, seq: row.seq };
+  if (row.signal) event.signal = row.signal;
+  return event;
+}
 
 /**
  * What writes events: the store, the bus they are published on once committed, and the installed app
@@ -64,8 +62,6 @@ function readyToStore(event: NewEvent, app: string | null): ReadyEvent {
   return { event, payload, payloadJson: JSON.stringify(payload) };
 }
 
-const queuedEvent = ({ event, payload }: ReadyEvent) => ({ id: payload.id, type: event.type, createdAt: payload.created_at });
-
 function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDeliveries: number): BusEvent {
   const busEvent: BusEvent = {
     // What a stream replaying the log would read: the payload as it was stored, not the caller's objects.
@@ -82,91 +78,26 @@ function recorded({ event, payloadJson }: ReadyEvent, seq: number, webhookDelive
   return busEvent;
 }
 
-/** The columns of an event's row in `events`, in the order of eventValues, the message last. */
-const EVENT_COLUMNS = 'id, org_id, mode, type, session_id, call_id, app_id, payload, message_id';
-
-/** The event's row but for its message, in the order of EVENT_COLUMNS. */
-const eventValues = ({ event, payload, payloadJson }: ReadyEvent): unknown[] => [
-  payload.id,
-  event.orgId,
-  event.mode,
-  event.type,
-  event.sessionId ?? null,
-  event.callId ?? null,
-  payload.app_id ?? null,
+/** The event's row as the store takes it. */
+const rowOf = ({ event, payload, payloadJson }: ReadyEvent): EventRowValues => ({
+  id: payload.id,
+  orgId: event.orgId,
+  mode: event.mode,
+  type: event.type,
+  sessionId: event.sessionId ?? null,
+  callId: event.callId ?? null,
+  appId: payload.app_id ?? null,
+  createdAt: payload.created_at,
   payloadJson,
-];
+  signalJson: event.signal ? JSON.stringify(event.signal) : null,
+  messageId: event.messageId ?? null,
+});
 
-/** One statement stores the event and queues its webhook deliveries: both commit, or neither. */
-const recording = statement<{ seq: number; webhook_deliveries: number }>(
-  `WITH queued AS (${deliveriesQueueSql(eventRelationSql)})
-   INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-   RETURNING seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries`,
-);
-
+/** Stores the event and queues its webhook deliveries, in one statement: both commit, or neither. */
 async function recordEvent(db: Knex, event: NewEvent, app: string | null): Promise<BusEvent> {
   const ready = readyToStore(event, app);
-  const [row] = await recording.rows(db, [
-    ...eventRelationValues(queuedEvent(ready)),
-    ...deliveriesQueueValues(event.orgId, event.mode),
-    ...eventValues(ready),
-    event.messageId ?? null,
-  ]);
-  return recorded(ready, row.seq, row.webhook_deliveries);
-}
-
-/** SQL with `?` placeholders, and its values in order. */
-export interface SqlPart {
-  sql: string;
-  values: readonly unknown[];
-}
-
-/**
- * An INSERT ... RETURNING * that stores rows, all or none, their ids ascending in the order they were
- * given, and the WITH clauses it reads from (`name AS (...)`, comma-separated): PostgreSQL allows
- * data-modifying WITH clauses only at the top of a statement. Their SQL takes a bounded number of
- * shapes, whatever the number of rows: each shape's statement is written once.
- */
-export interface AnnouncedInsert {
-  with: SqlPart;
-  insert: SqlPart;
-}
-
-type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
-const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
-
-/**
- * The statement that stores the rows, an event for each (`given`: the events in the rows' order, as
- * JSON) and the events' webhook deliveries, per shape of the change. The events share their
- * organization, mode, type, session and call; each names its own app.
- */
-function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
-  const shape = `${change.with.sql}\0${change.insert.sql}`;
-  let written = announcingStatements.get(shape);
-  if (!written) {
-    written = statement<AnnouncedRow>(
-      `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
-       numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM stored),
-       given AS (
-         SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (id text, app_id text, created_at timestamptz, payload text))
-           WITH ORDINALITY AS g(id, app_id, created_at, payload, ord)
-       ),
-       queued AS (${deliveriesQueueSql('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
-       announced AS (
-         INSERT INTO events (${EVENT_COLUMNS})
-         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), numbered.id
-           FROM numbered JOIN given USING (ord)
-          ORDER BY ord
-         RETURNING seq, id
-       )
-       SELECT stored.*, announced.seq AS event_seq,
-              CAST((SELECT count(*) FROM queued WHERE queued.event_id = announced.id) AS int) AS webhook_deliveries
-         FROM stored JOIN numbered USING (id) JOIN given USING (ord) JOIN announced ON announced.id = given.id
-        ORDER BY stored.id`,
-    );
-    announcingStatements.set(shape, written);
-  }
-  return written;
+  const { seq, webhookDeliveries } = await insertEvent(db, rowOf(ready));
+  return recorded(ready, seq, webhookDeliveries);
 }
 
 /**
@@ -185,21 +116,15 @@ export async function insertAnnounced<Row extends { id: number }>(
   const { event } = ready[0]!;
   const shared = (e: NewEvent) => [e.orgId, e.mode, e.type, e.sessionId ?? null, e.callId ?? null].join('\0');
   if (ready.some((r) => shared(r.event) !== shared(event))) throw new Error('the events of one announced insert must share their organization, mode, type, session and call');
-  const given = JSON.stringify(
-    ready.map(({ payload, payloadJson }) => ({ id: payload.id, app_id: payload.app_id ?? null, created_at: payload.created_at, payload: payloadJson })),
-  );
-  const stored = await announcing(change).rows(db, [
-    ...change.with.values,
-    ...change.insert.values,
-    given,
-    event.type,
-    ...deliveriesQueueValues(event.orgId, event.mode),
-    event.orgId,
-    event.mode,
-    event.type,
-    event.sessionId ?? null,
-    event.callId ?? null,
-  ]);
+  if (ready.some((r) => r.event.signal)) throw new Error('an announced insert stores no call signal');
+  const stored = await insertRowsWithEvents(db, change, {
+    orgId: event.orgId,
+    mode: event.mode,
+    type: event.type,
+    sessionId: event.sessionId ?? null,
+    callId: event.callId ?? null,
+    each: ready.map(({ payload, payloadJson }) => ({ id: payload.id, appId: payload.app_id ?? null, createdAt: payload.created_at, payloadJson })),
+  });
   if (!stored.length) return undefined;
   if (stored.length !== ready.length) throw new Error(`an announced insert stored ${stored.length} of ${ready.length} rows`);
   return stored.map(({ event_seq: seq, webhook_deliveries: deliveries, ...row }, i) => {
@@ -261,6 +186,17 @@ export async function sequenceOf(db: Knex, scope: StreamScope, eventId: string):
 
 export async function eventsAfter(db: Knex, scope: StreamScope, afterSeq: number, limit: number): Promise<BusEvent[]> {
   const rows = await scoped(db, scope).andWhere('seq', '>', afterSeq).orderBy('seq').limit(limit);
+  return rows.map(toBusEvent);
+}
+
+/**
+ * Stored events of every organization, in log order: those after `after` and those of `missing` (below
+ * it); at most `limit`. What an instance reads when Redis may not have brought it everything.
+ */
+export async function storedEventsWanted(db: Knex, { after, missing }: WantedEvents, limit: number): Promise<BusEvent[]> {
+  const query = db<EventRow>('events').where('seq', '>', after);
+  if (missing.length) query.orWhereIn('seq', missing);
+  const rows = await query.orderBy('seq').limit(limit);
   return rows.map(toBusEvent);
 }
 

@@ -29,7 +29,7 @@ export interface BusEvent {
   seq: number | null;
   /** How many webhook deliveries storing it queued (absent: none); the instance that hears it sends them. */
   webhookDeliveries?: number;
-  /** What the change means for a call's media, typed; never shown to clients (absent on replayed events). */
+  /** What the change means for a call's media, typed; stored with the event, never shown to clients. */
   signal?: CallSignal;
 }
 

@@ -96,6 +96,12 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   // is skipped by sequence number.
   const pending: BusEvent[] = [];
   const deliveredFromBacklog = new Set<number>();
+  /**
+   * Events the backlog had that this instance has yet to offer its streams (while Redis is away it
+   * reads them from the log a little later): each is skipped when it comes, and the stream joins its
+   * group once none is left.
+   */
+  const backlogAhead = new Set<number>();
   let live = false;
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -130,9 +136,19 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   // Only this scope's events reach the stream (the bus indexes streams by scope). Once live, a groupable
   // stream listens through its group instead.
   let stopListening = events.subscribeTo(scope, (event) => {
-    if (live) deliverLive(event);
-    else pending.push(event);
+    if (!live) pending.push(event);
+    else if (event.seq === null || !backlogAhead.delete(event.seq)) deliverLive(event);
+    // After the bus has offered this event to every listener, not while it does.
+    else if (!backlogAhead.size) queueMicrotask(joinGroup);
   });
+  let grouped = false;
+  /** Caught up: what is published from now on reaches the stream through its group, if it has one. */
+  function joinGroup() {
+    if (grouped || closed || backlogAhead.size || !LiveStreamGroups.groupable(stream)) return;
+    grouped = true;
+    stopListening();
+    stopListening = deps.liveStreams.join(stream, out!);
+  }
   let revokedBeforeStart = false;
   const unwatch = credential
     ? revocations.watch(credential.id, () => {
@@ -198,14 +214,12 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     if (page.length < BACKLOG_PAGE) break;
     after = page[page.length - 1].seq!;
   }
+  for (const seq of deliveredFromBacklog) if (!events.delivered(seq)) backlogAhead.add(seq);
   live = true;
   for (const event of pending.splice(0)) {
     const seen = event.seq !== null && (event.seq <= startSeq || deliveredFromBacklog.has(event.seq));
+    if (event.seq !== null) backlogAhead.delete(event.seq);
     if (!seen && (await deliver(event, true))) end();
   }
-  // Caught up, in this turn: what is published from now on reaches the stream through its group.
-  if (!closed && LiveStreamGroups.groupable(stream)) {
-    stopListening();
-    stopListening = deps.liveStreams.join(stream, opened);
-  }
+  joinGroup();
 }

@@ -1,6 +1,7 @@
 // Messages of a support chat: stored with the text as written and translations for each side.
 import type { Knex } from 'knex';
-import { ephemeralEvent, insertAnnounced, withEvents, type AnnouncedInsert, type EventWriter } from '../events/log.js';
+import { ephemeralEvent, insertAnnounced, withEvents, type EventWriter } from '../events/log.js';
+import { insertMessages } from '../db/messages.js';
 import { KeyedBatches, perDatabase } from '../db/keyedBatches.js';
 import type { BusEvent, NewEvent } from '../events/types.js';
 import { isLive, type Payer } from '../auth/principal.js';
@@ -228,30 +229,12 @@ export async function storeMessage(
   );
 }
 
-/**
- * The INSERT of messages of one session, in order, that first locks the session (a customer's message
- * also marks it seen) and stores nothing when the session was closed meanwhile: returns the stored rows,
- * or no row. The messages travel as one JSON value, so the statement is the same for any number of them.
- */
-function insertMessages(messages: ReadonlyArray<Omit<MessageRow, 'id'>>): AnnouncedInsert {
-  const lockOpenSession = messages.some((message) => message.sender === 'customer')
-    ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id`
-    : `SELECT id FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
-  return {
-    with: { sql: `open AS (${lockOpenSession})`, values: [messages[0]!.session_id] },
-    insert: {
-      sql: `INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
-            SELECT open.id, m.sender, m.author_name, m.kind, m.text, m.language, m.agent_text, m.customer_text, m.translations, m.request_ref, m.created_at
-              FROM open, ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
-                     sender text, author_name text, kind text, text text, language text, agent_text text,
-                     customer_text text, translations jsonb, request_ref text, created_at timestamptz
-                   )) WITH ORDINALITY AS m(sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at, ord)
-             ORDER BY m.ord
-            RETURNING *`,
-      values: [JSON.stringify(messages.map(({ session_id: _, ...message }) => message))],
-    },
-  };
-}
+/** The INSERT of messages of one session, in order (../db/messages.ts). */
+const insertMessagesOf = (messages: ReadonlyArray<Omit<MessageRow, 'id'>>) =>
+  insertMessages(
+    messages[0]!.session_id,
+    messages.map(({ session_id: _, ...message }) => message),
+  );
 
 interface ProspectiveMessage {
   row: Omit<MessageRow, 'id'>;
@@ -262,7 +245,7 @@ type StoredMessage = { row: MessageRow; event: BusEvent };
 
 /** Messages of one session and their events in one statement; none (undefined) when the session was closed meanwhile. */
 const insertAnnouncedMessages = (db: Knex, messages: ProspectiveMessage[]) =>
-  insertAnnounced<MessageRow>(db, insertMessages(messages.map((message) => message.row)), messages);
+  insertAnnounced<MessageRow>(db, insertMessagesOf(messages.map((message) => message.row)), messages);
 
 /**
  * Messages posted outside a transaction, grouped per session while one of its statements is in flight
@@ -305,7 +288,7 @@ async function storeAnnounced(
     announced(stored.event);
     return stored.row;
   }
-  const message = insertMessages([prospective]);
+  const message = insertMessagesOf([prospective]);
   const {
     rows: [row],
   } = await trx.raw<{ rows: MessageRow[] }>(`WITH ${message.with.sql} ${message.insert.sql}`, [

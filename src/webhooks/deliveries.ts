@@ -37,34 +37,6 @@ export interface DeliveryOut {
   created_at: string;
 }
 
-export interface QueuedEvent {
-  id: string;
-  type: string;
-  createdAt: string;
-}
-
-/**
- * The INSERT that queues events for every enabled endpoint of their organization and mode that wants
- * their type, due at once, returning the event id of each delivery: SQL with `?` placeholders for
- * deliveriesQueueValues. `events` is a relation of the events with columns `id`, `type` and
- * `created_at` (one event's: eventRelationSql). Meant as a WITH clause of the statement that stores the
- * events (src/events/log.ts): an event is never committed without its deliveries, and storing them costs
- * no extra round trip. `onlyIf`, an SQL condition, lets that statement decide whether events are stored.
- */
-export const deliveriesQueueSql = (events: string, onlyIf = 'true') =>
-  `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
-     select e.id, ev.id, ev.type, ev.created_at, ev.created_at from webhook_endpoints e, ${events} ev
-      where e.org_id = ? and e.mode = ? and e.disabled_at is null
-        and (ev.type = any(e.enabled_events) or '*' = any(e.enabled_events)) and ${onlyIf}
-     returning event_id`;
-
-/** The values of deliveriesQueueSql's own placeholders, after those of its `events`. */
-export const deliveriesQueueValues = (orgId: string, mode: string): string[] => [orgId, mode];
-
-/** One event as the relation deliveriesQueueSql reads, with its values in order. */
-export const eventRelationSql = '(select cast(? as text) as id, cast(? as text) as type, cast(? as timestamptz) as created_at)';
-export const eventRelationValues = (event: QueuedEvent): string[] => [event.id, event.type, event.createdAt];
-
 export async function presentDeliveries(db: Knex, rows: DeliveryRow[]): Promise<DeliveryOut[]> {
   const attempts = rows.length
     ? await db<AttemptRow>('webhook_attempts')

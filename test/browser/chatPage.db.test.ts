@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
-const WAIT = { timeout: 15_000 };
-const POLL = { timeout: 15_000, interval: 200 };
+const WAIT = { timeout: PAGE_WAIT_MS };
+const POLL = { timeout: PAGE_WAIT_MS, interval: 200 };
 
 /** A mono 16-bit PCM WAV: a gliding tone with a slow tremolo, so the fake microphone is never silent. */
 function toneWav(seconds: number, sampleRate = 48_000): Buffer {

@@ -6,7 +6,7 @@ import * as oauth from 'oauth4webapi';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startLibreTranslateStandIn } from '../support/standins/libreTranslateStandIn.js';
 import type { StandInServer } from '../support/standins/standInServer.js';
@@ -142,21 +142,21 @@ describe(`console pages in chromium (${backendName})`, () => {
     expect(page.url()).toBe(`${t.url}/console/events`);
     expect(await page.getByRole('switch', { name: 'Test mode' }).getAttribute('aria-checked')).toBe('true');
     expect(await page.getByRole('status').first().textContent()).toContain('Test data');
-    await expect.poll(() => page.locator('#events-status').textContent(), { timeout: 15_000 }).toContain('Live');
+    await expect.poll(() => page.locator('#events-status').textContent(), { timeout: PAGE_WAIT_MS }).toContain('Live');
 
     // A test key made elsewhere acts; its events appear here as they happen.
     const { key } = await t.createKey(orgId, 'test');
     const created = await api('/v1/sessions', key, { body: { agent_language: 'en', customer_language: 'es', external_id: 'ticket-77' } });
     expect(created.status).toBe(201);
     const session = await created.json();
-    await expect.poll(() => page.locator('#events .event-type').allTextContents(), { timeout: 15_000 }).toContain('session.created');
+    await expect.poll(() => page.locator('#events .event-type').allTextContents(), { timeout: PAGE_WAIT_MS }).toContain('session.created');
     await page.locator('#events summary').first().tap();
     expect(await page.locator('#events pre').first().textContent()).toContain(session.id);
     // An event of live mode does not show among the test events.
     const live = await t.createKey(orgId, 'live');
     expect((await api('/v1/calls', live.key, { body: { agent_language: 'en' } })).status).toBe(201);
     const call = await (await api('/v1/calls', key, { body: { agent_language: 'en', customer_language: 'de' } })).json();
-    await expect.poll(() => page.locator('#events .event-type').allTextContents(), { timeout: 15_000 }).toContain('call.created');
+    await expect.poll(() => page.locator('#events .event-type').allTextContents(), { timeout: PAGE_WAIT_MS }).toContain('call.created');
     expect(await page.locator('#events .event-type').allTextContents()).toEqual(['call.created', 'session.created']);
     await fitsThePhone(page);
 
@@ -222,7 +222,7 @@ describe(`console pages in chromium (${backendName})`, () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Allow Ticket Bridge to use Console Pages Org?');
     await fitsThePhone(page);
     await page.getByRole('button', { name: 'Allow' }).tap();
-    await expect.poll(() => callback, { timeout: 15_000 }).not.toBeNull();
+    await expect.poll(() => callback, { timeout: PAGE_WAIT_MS }).not.toBeNull();
 
     const params = oauth.validateAuthResponse(as, client, callback!, state);
     const granted = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(app.client_secret), params, REDIRECT, verifier, {

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 describe('the API reference page in chromium', () => {
@@ -26,7 +26,7 @@ describe('the API reference page in chromium', () => {
     // Only this origin may frame the reference; it renders under its own policy with nothing blocked.
     expect(answer!.headers()['content-security-policy']).toMatch(/default-src 'self'.*script-src 'self'.*frame-ancestors 'self'/);
     expect(answer!.headers()['x-content-type-options']).toBe('nosniff');
-    await page.waitForSelector('.opblock', { timeout: 20_000 });
+    await page.waitForSelector('.opblock', { timeout: PAGE_WAIT_MS });
     const contract = await (await fetch(`${t.url}/openapi.json`)).json();
     const operations = Object.values(contract.paths).flatMap((item) => Object.keys(item as object)).length;
     expect(await page.locator('.opblock').count()).toBe(operations);

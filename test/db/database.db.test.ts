@@ -94,7 +94,7 @@ describe(`database on ${backendName}`, () => {
   });
 
   it.skipIf(backendName !== 'pglite')('closes only once the transaction running has ended', async () => {
-    const own = await openDatabase({ dataDir: join(migrationsDir, 'unused-too'), memory: true });
+    const own = await openDatabase({ ...(await createTestDatabase()), dataDir: join(migrationsDir, 'unused-too') });
     const order: string[] = [];
     let entered!: () => void;
     let finish!: () => void;

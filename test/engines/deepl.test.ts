@@ -6,7 +6,7 @@ import {
   type DeepLEngineOptions,
 } from '../../src/translation/engines/deepl.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
-import { deadUrl, engineFailure } from './helpers.js';
+import { LOCAL_TIMEOUT_MS, deadUrl, engineFailure } from './helpers.js';
 
 let standIn: DeepLStandIn;
 
@@ -23,7 +23,7 @@ beforeEach(() => {
 });
 
 const engine = (options: Partial<DeepLEngineOptions> = {}) =>
-  createDeepLEngine({ apiKey: standIn.apiKey, baseUrl: standIn.url, timeoutMs: 2_000, maxRetries: 2, ...options });
+  createDeepLEngine({ apiKey: standIn.apiKey, baseUrl: standIn.url, timeoutMs: LOCAL_TIMEOUT_MS, maxRetries: 2, ...options });
 
 const request = { target: 'fi', source: null, context: null, glossary: null };
 

@@ -1,6 +1,13 @@
 import { expect } from 'vitest';
 import { EngineError } from '../../src/translation/engine.js';
 
+/**
+ * The per-attempt timeout of an engine talking to a local stand-in: the stand-in answers in milliseconds, a
+ * loaded machine can take seconds. Only the tests of the timeout itself set a short one (with a stand-in that
+ * hangs on every attempt, so nothing must succeed within it).
+ */
+export const LOCAL_TIMEOUT_MS = 30_000;
+
 /** Await a promise that must fail with an EngineError of `engine`, and return the error. */
 export async function engineFailure(promise: Promise<unknown>, engine: string): Promise<EngineError> {
   let caught: unknown;

@@ -6,7 +6,7 @@ import {
   type LibreTranslateEngineOptions,
 } from '../../src/translation/engines/libreTranslate.js';
 import { startLibreTranslateStandIn, type LibreTranslateStandIn } from '../support/standins/libreTranslateStandIn.js';
-import { deadUrl, engineFailure } from './helpers.js';
+import { LOCAL_TIMEOUT_MS, deadUrl, engineFailure } from './helpers.js';
 
 let standIn: LibreTranslateStandIn;
 let keyedStandIn: LibreTranslateStandIn;
@@ -25,7 +25,7 @@ beforeEach(() => {
 });
 
 const engine = (options: Partial<LibreTranslateEngineOptions> = {}) =>
-  createLibreTranslateEngine({ url: standIn.url, timeoutMs: 2_000, maxRetries: 2, retryDelayMs: 10, ...options });
+  createLibreTranslateEngine({ url: standIn.url, timeoutMs: LOCAL_TIMEOUT_MS, maxRetries: 2, retryDelayMs: 10, ...options });
 
 const request = { target: 'fi', source: null, context: null, glossary: null };
 

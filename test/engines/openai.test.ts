@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSystemPrompt, createOpenAiEngine, type OpenAiEngineOptions } from '../../src/translation/engines/openai.js';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../support/standins/openaiStandIn.js';
-import { deadUrl, engineFailure } from './helpers.js';
+import { LOCAL_TIMEOUT_MS, deadUrl, engineFailure } from './helpers.js';
 
 let standIn: OpenAiStandIn;
 
@@ -14,7 +14,7 @@ afterAll(async () => {
 beforeEach(() => standIn.reset());
 
 const engine = (options: Partial<OpenAiEngineOptions> = {}) =>
-  createOpenAiEngine({ apiKey: standIn.apiKey, baseUrl: standIn.baseUrl, model: 'gpt-4.1-mini', timeoutMs: 2_000, maxRetries: 2, ...options });
+  createOpenAiEngine({ apiKey: standIn.apiKey, baseUrl: standIn.baseUrl, model: 'gpt-4.1-mini', timeoutMs: LOCAL_TIMEOUT_MS, maxRetries: 2, ...options });
 
 const request = { target: 'fi', source: null, context: null, glossary: null };
 const fast = { 'retry-after-ms': '10' };

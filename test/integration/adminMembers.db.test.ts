@@ -115,7 +115,7 @@ describe(`admin API: members and the read side (${backendName})`, () => {
       expect((await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${used.key}` } })).status).toBe(200);
       // The write is not awaited by the request: wait for it.
       await expect
-        .poll(async () => (await t.server.app.db('api_keys').where({ id: used.id }).first('last_used_at')).last_used_at, { timeout: 5000 })
+        .poll(async () => (await t.server.app.db('api_keys').where({ id: used.id }).first('last_used_at')).last_used_at, { timeout: 60_000 })
         .not.toBeNull();
 
       const res = await admin('GET', `/admin/orgs/${orgId}/keys`);

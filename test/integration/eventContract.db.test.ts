@@ -61,7 +61,7 @@ describe(`every emitted event validates against the contract (${backendName})`, 
     return stream;
   };
   const ofType = (stream: EventStreamClient, type: string, match: (event: ReceivedEvent) => boolean = () => true) =>
-    stream.waitFor((event) => event.data.type === type && match(event), 10_000);
+    stream.waitFor((event) => event.data.type === type && match(event));
 
   it("lists each member of Event once in its discriminator's mapping, under the member's own type", () => {
     const members = contract.components.schemas.Event.oneOf.map((member: { $ref: string }) => member.$ref.split('/').pop());

@@ -1,8 +1,10 @@
 // Event streams as held connections: HEAD answers at once, each holder has a limit, revoking an API key
 // ends every stream opened with it, and the bytes on the wire are a well-formed HTTP/1.1 or HTTP/1.0 body.
+// A resumed stream shows an event once, whether its backlog or the bus brings it first.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRevocationBus } from '../../src/auth/revocation.js';
+import { closeSession } from '../../src/sessions/sessions.js';
 import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
@@ -34,6 +36,28 @@ describe(`event streams as held connections (${backendName})`, () => {
     // A stream leaves its group as it lets go of its slot: no group outlives its streams.
     expect(t.server.app.liveStreams.size()).toBe(0);
   };
+
+  it('replays an event once to a stream resumed while the event is stored but not yet published (its request still being answered)', async () => {
+    const { id: sessionId } = await createSession();
+    const { app } = t.server;
+    const before = await app.db('events').where({ org_id: orgId }).orderBy('seq', 'desc').first('id');
+    // As a request that closed the session would: stored and committed, published once its answer is out.
+    const hold = app.events.hold();
+    await closeSession({ db: app.db, events: hold.events, actingApp: null, config: app.config }, { orgId, mode: 'test' }, sessionId);
+    const closed = await app.db('events').where({ session_id: sessionId, type: 'session.closed' }).first('id');
+    const resumed = await openEventStream(`${t.url}/v1/events`, { ...bearer(key), 'Last-Event-ID': before.id });
+    try {
+      await resumed.waitFor((e) => e.id === closed.id);
+      hold.release();
+      // What comes after the release arrives after the released event would have.
+      const { id: next } = await createSession();
+      await resumed.waitFor((e) => e.event === 'session.created' && e.data.data.id === next);
+      expect(resumed.events.map((e) => e.id)).toEqual([closed.id, expect.any(String)]);
+    } finally {
+      hold.release();
+      await closeAll(resumed);
+    }
+  });
 
   it('answers HEAD on every event stream at once with what a GET would get, without opening a stream', async () => {
     const { id, chatKey } = await createSession();

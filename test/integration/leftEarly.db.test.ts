@@ -73,7 +73,7 @@ describe.skipIf(backendName !== 'postgres')('a client that leaves before its req
       const later = await fetch(`${t.url}${messagesPath}`, { method: 'POST', headers: auth, body: JSON.stringify({ sender: 'agent', text: 'Hello later' }) });
       expect(later.status).toBe(201);
       const posted = await later.json();
-      const event = await stream.waitFor((received) => received.data.type === 'message.created' && received.data.data.id === posted.id, 10_000);
+      const event = await stream.waitFor((received) => received.data.type === 'message.created' && received.data.data.id === posted.id);
       expect(event.data.data.text).toBe('Hello later');
     } finally {
       stream.close();

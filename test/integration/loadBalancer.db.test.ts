@@ -47,7 +47,7 @@ describe.skipIf(backendName !== 'postgres')('two instances behind nginx (deploy/
     }
     // Round robin: each instance made two of the four.
     expect(await Promise.all(instances.map(created))).toEqual([2, 2]);
-    for (const id of ids) await stream.waitFor((event) => event.event === 'session.created' && event.data.data.id === id, 15_000);
+    for (const id of ids) await stream.waitFor((event) => event.event === 'session.created' && event.data.data.id === id);
     expect(stream.events.filter((event) => event.event === 'session.created')).toHaveLength(4);
     stream.close();
   });

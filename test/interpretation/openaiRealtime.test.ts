@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { Interpreter, InterpreterCaption, InterpreterStatus } from '../../src/calls/media/interpreter.js';
 import { PauseCaptions } from '../../src/interpretation/captions.js';
@@ -16,16 +16,6 @@ import {
   type RealtimeStandInConnection,
 } from '../support/standins/realtimeStandIn.js';
 
-async function waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 /** Deterministic non-silent PCM16: `ms` of audio at 24 kHz, distinct per `seed`. */
 function speech(ms: number, seed = 1): Buffer {
   const samples = (ms * 24_000) / 1000;
@@ -39,33 +29,73 @@ function speech(ms: number, seed = 1): Buffer {
 
 const silence = (ms: number) => Buffer.alloc(((ms * 24_000) / 1000) * 2);
 
+type Log = { level: InterpreterLogLevel; message: string; details?: Record<string, unknown> };
+
 interface Recorder {
   audio: Buffer[];
   captions: InterpreterCaption[];
   statuses: InterpreterStatus[];
-  logs: { level: InterpreterLogLevel; message: string; details?: Record<string, unknown> }[];
+  logs: Log[];
+  /** The interpreter's callbacks, which record into the lists above. */
+  onAudio(pcm: Buffer): void;
+  onCaption(caption: InterpreterCaption): void;
+  onStatus(status: InterpreterStatus): void;
+  logger(level: InterpreterLogLevel, message: string, details?: Record<string, unknown>): void;
   output(): Buffer;
   finals(): InterpreterCaption[];
   states(): string[];
+  /**
+   * What `find` returns once it returns something: asked now and again after each thing recorded, never on a
+   * clock (a loaded machine makes the wait longer, the test's own timeout bounds it).
+   */
+  until<T>(find: () => T | undefined | null | false): Promise<T>;
 }
 
 function recorder(): Recorder {
+  const waiting = new Set<() => void>();
+  const recorded = <T>(list: T[], item: T) => {
+    list.push(item);
+    for (const check of [...waiting]) check();
+  };
   const r: Recorder = {
     audio: [],
     captions: [],
     statuses: [],
     logs: [],
+    onAudio: (pcm) => recorded(r.audio, pcm),
+    onCaption: (caption) => recorded(r.captions, caption),
+    onStatus: (status) => recorded(r.statuses, status),
+    logger: (level, message, details) => recorded(r.logs, { level, message, details }),
     output: () => Buffer.concat(r.audio),
     finals: () => r.captions.filter((caption) => caption.final),
     states: () => r.statuses.map((status) => status.state),
+    until: (find) =>
+      new Promise((resolve) => {
+        const check = () => {
+          const found = find();
+          if (!found) return;
+          waiting.delete(check);
+          resolve(found);
+        };
+        waiting.add(check);
+        check();
+      }),
   };
   return r;
 }
+
+/**
+ * From here on the interpreter's timers (caption pause, reconnect backoff, setup limit) run on a clock the test
+ * moves (vi.advanceTimersByTime): what they decide then depends on the order of events, never on how late a
+ * loaded machine delivers them. Undone after each test.
+ */
+const useTestClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
 
 let standIn: RealtimeStandIn | null = null;
 const interpreters: Interpreter[] = [];
 
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(interpreters.splice(0).map((interpreter) => interpreter.close()));
   await standIn?.close();
   standIn = null;
@@ -84,23 +114,24 @@ function start(
     captionPauseMs: 150,
     responseFallbackMs: 50,
     closeTimeoutMs: 1_000,
-    setupTimeoutMs: 2_000,
-    logger: (level, message, details) => rec.logs.push({ level, message, details }),
+    // A loaded machine can take seconds over a local handshake; no test here is about the setup limit.
+    setupTimeoutMs: 60_000,
+    logger: rec.logger,
     ...overrides,
   });
   const interpreter = factory({
     sourceLanguage: direction.source,
     targetLanguage: direction.target,
-    onAudio: (pcm) => rec.audio.push(pcm),
-    onCaption: (caption) => rec.captions.push(caption),
-    onStatus: (status) => rec.statuses.push(status),
+    onAudio: rec.onAudio,
+    onCaption: rec.onCaption,
+    onStatus: rec.onStatus,
   });
   interpreters.push(interpreter);
   return { interpreter, rec };
 }
 
 const connected = (rec: Recorder, count = 1) =>
-  waitFor(() => rec.states().filter((state) => state === 'connected').length >= count, `connected x${count}`);
+  rec.until(() => rec.states().filter((state) => state === 'connected').length >= count);
 
 const appendedAudio = (connection: RealtimeStandInConnection, type: string) =>
   connection.events(type).map((event) => Buffer.from(String(event.audio), 'base64'));
@@ -108,6 +139,7 @@ const appendedAudio = (connection: RealtimeStandInConnection, type: string) =>
 describe('OpenAI realtime interpreter: translation endpoint', () => {
   it('uses /translations for a supported target, frames audio in 200 ms and delivers audio and captions', async () => {
     standIn = await startRealtimeStandIn();
+    useTestClock();
     const { interpreter, rec } = start(standIn, { source: 'en', target: 'es' });
     expect(interpreter.provenance).toEqual({ engine: 'openai', model: 'gpt-realtime-translate' });
     await connected(rec);
@@ -138,14 +170,18 @@ describe('OpenAI realtime interpreter: translation endpoint', () => {
     }
     interpreter.push(pushed.subarray(offset));
 
-    await waitFor(() => rec.output().length >= 3 * FRAME_BYTES, 'three frames of output audio');
+    await rec.until(() => rec.output().length >= 3 * FRAME_BYTES);
     const frames = appendedAudio(connection, 'session.input_audio_buffer.append');
     expect(frames.map((frame) => frame.length)).toEqual([FRAME_BYTES, FRAME_BYTES, FRAME_BYTES]);
     expect(Buffer.concat(frames).equals(pushed.subarray(0, 3 * FRAME_BYTES))).toBe(true);
     expect(rec.output().equals(negatePcm16(pushed.subarray(0, 3 * FRAME_BYTES)))).toBe(true);
 
-    // Partial captions while speaking, then one final after the pause.
-    const final = await waitFor(() => rec.finals()[0], 'a final caption');
+    // Partial captions while speaking; the final one only once the speaker paused (captionPauseMs on the test's clock).
+    const spokenSoFar = { original: 'speech speech speech', translated: '[es] speech [es] speech [es] speech' };
+    await rec.until(() => rec.captions.at(-1)?.original === spokenSoFar.original && rec.captions.at(-1)?.translated === spokenSoFar.translated);
+    expect(rec.finals()).toEqual([]);
+    vi.advanceTimersByTime(150);
+    const final = rec.finals()[0];
     expect(final).toEqual({ final: true, original: 'speech speech speech', translated: '[es] speech [es] speech [es] speech' });
     const partials = rec.captions.filter((caption) => !caption.final);
     expect(partials.length).toBeGreaterThan(0);
@@ -167,11 +203,11 @@ describe('OpenAI realtime interpreter: translation endpoint', () => {
     const { interpreter, rec } = start(standIn, { source: 'en', target: 'de' });
     await connected(rec);
     standIn.sendError({ type: 'invalid_request_error', code: 'bad_thing', message: 'Something was off.' });
-    const logged = await waitFor(() => rec.logs.find((log) => log.message.includes('upstream error')), 'the error log');
+    const logged = await rec.until(() => rec.logs.find((log) => log.message.includes('upstream error')));
     expect(logged.level).toBe('warn');
     expect(logged.details).toMatchObject({ code: 'bad_thing', message: 'Something was off.' });
     interpreter.push(speech(200));
-    await waitFor(() => rec.output().length >= FRAME_BYTES, 'audio after the error');
+    await rec.until(() => rec.output().length >= FRAME_BYTES);
     expect(rec.states()).toEqual(['connected']);
   });
 
@@ -181,10 +217,10 @@ describe('OpenAI realtime interpreter: translation endpoint', () => {
     await connected(rec);
     interpreter.push(speech(200));
     interpreter.push(speech(100, 2)); // half a frame, sent before session.close
-    await waitFor(() => rec.output().length >= FRAME_BYTES, 'first frame out');
+    await rec.until(() => rec.output().length >= FRAME_BYTES);
     await interpreter.close();
     const connection = standIn.connections[0]!;
-    await waitFor(() => connection.closed, 'the server-side socket to close');
+    await connection.closed;
     const types = connection.received.map((event) => event.type);
     expect(types.at(-1)).toBe('session.close');
     const frames = appendedAudio(connection, 'session.input_audio_buffer.append');
@@ -226,7 +262,7 @@ describe('OpenAI realtime interpreter: general realtime endpoint', () => {
     interpreter.push(spoken);
     interpreter.push(silence(200)); // the pause ends the turn (server VAD)
 
-    await waitFor(() => rec.output().length >= spoken.length, 'the interpreted turn');
+    await rec.until(() => rec.output().length >= spoken.length);
     expect(rec.output().equals(negatePcm16(spoken))).toBe(true);
     const frames = appendedAudio(connection, 'input_audio_buffer.append');
     expect(frames.every((frame) => frame.length === FRAME_BYTES)).toBe(true);
@@ -235,7 +271,7 @@ describe('OpenAI realtime interpreter: general realtime endpoint', () => {
     // The server created the response itself: no response.create needed.
     expect(connection.events('response.create')).toHaveLength(0);
 
-    const final = await waitFor(() => rec.finals()[0], 'a final caption');
+    const final = await rec.until(() => rec.finals()[0]);
     expect(final).toEqual({ final: true, original: 'speech speech', translated: '[sw] speech [sw] speech' });
     expect(rec.captions.some((caption) => !caption.final && caption.translated === '[sw] speech')).toBe(true);
   });
@@ -247,9 +283,9 @@ describe('OpenAI realtime interpreter: general realtime endpoint', () => {
     const spoken = speech(200, 9);
     interpreter.push(spoken);
     interpreter.push(silence(200));
-    await waitFor(() => rec.output().length >= spoken.length, 'legacy audio');
+    await rec.until(() => rec.output().length >= spoken.length);
     expect(rec.output().equals(negatePcm16(spoken))).toBe(true);
-    expect(await waitFor(() => rec.finals()[0], 'legacy caption')).toEqual({
+    expect(await rec.until(() => rec.finals()[0])).toEqual({
       final: true,
       original: 'speech',
       translated: '[th] speech',
@@ -263,7 +299,7 @@ describe('OpenAI realtime interpreter: general realtime endpoint', () => {
     const spoken = speech(200, 4);
     interpreter.push(spoken);
     interpreter.push(silence(200));
-    await waitFor(() => rec.output().length >= spoken.length, 'audio after response.create');
+    await rec.until(() => rec.output().length >= spoken.length);
     expect(standIn.connections[0]!.events('response.create')).toHaveLength(1);
     expect(rec.output().equals(negatePcm16(spoken))).toBe(true);
   });
@@ -274,7 +310,7 @@ describe('OpenAI realtime interpreter: general realtime endpoint', () => {
     await connected(rec);
     await interpreter.close();
     const connection = standIn.connections[0]!;
-    await waitFor(() => connection.closed, 'the socket to close');
+    await connection.closed;
     expect(connection.events('session.close')).toHaveLength(0);
   });
 });
@@ -285,10 +321,10 @@ describe('OpenAI realtime interpreter: connection status', () => {
     const { interpreter, rec } = start(standIn, { source: 'en', target: 'es' });
     await connected(rec);
     interpreter.push(speech(200));
-    await waitFor(() => rec.output().length >= FRAME_BYTES, 'audio before the drop');
+    await rec.until(() => rec.output().length >= FRAME_BYTES);
 
     standIn.dropConnections();
-    await waitFor(() => rec.states().includes('reconnecting'), 'reconnecting');
+    await rec.until(() => rec.states().includes('reconnecting'));
     await connected(rec, 2);
     expect(rec.states()).toEqual(['connected', 'reconnecting', 'connected']);
     expect(rec.statuses[1]!.message).toMatch(/lost/);
@@ -299,42 +335,55 @@ describe('OpenAI realtime interpreter: connection status', () => {
     const before = rec.output().length;
     const again = speech(200, 5);
     interpreter.push(again);
-    await waitFor(() => rec.output().length >= before + FRAME_BYTES, 'audio after the reconnect');
+    await rec.until(() => rec.output().length >= before + FRAME_BYTES);
     expect(rec.output().subarray(before).equals(negatePcm16(again))).toBe(true);
     expect(appendedAudio(second, 'session.input_audio_buffer.append')).toHaveLength(1);
   });
 
   it('fails at once on 401 at the upgrade, without retrying', async () => {
     standIn = await startRealtimeStandIn();
+    useTestClock();
     const { rec } = start(standIn, { source: 'en', target: 'es' }, { apiKey: 'sk-wrong' });
-    const failed = await waitFor(() => rec.statuses.find((status) => status.state === 'failed'), 'failed');
+    const failed = await rec.until(() => rec.statuses.find((status) => status.state === 'failed'));
     expect(failed.message).toMatch(/401/);
     expect(failed.message).toMatch(/OPENAI_API_KEY/);
     expect(rec.states()).toEqual(['failed']);
-    // Give a retry (20 ms backoff) ample time to happen: it must not.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Nothing is left scheduled (a retry would be a timer on the test's clock), and none comes however far it moves.
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(60_000);
+    expect(rec.logs.filter((log) => log.message.endsWith(': reconnecting'))).toEqual([]);
     expect(standIn.upgrades).toEqual([{ path: '/translations', model: 'gpt-realtime-translate', status: 401 }]);
   });
 
   it('fails at once on 403 at the upgrade', async () => {
     standIn = await startRealtimeStandIn();
     standIn.rejectNext(1, 403);
+    useTestClock();
     const { rec } = start(standIn, { source: 'en', target: 'sw' });
-    const failed = await waitFor(() => rec.statuses.find((status) => status.state === 'failed'), 'failed');
+    const failed = await rec.until(() => rec.statuses.find((status) => status.state === 'failed'));
     expect(failed.message).toMatch(/403/);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(rec.states()).toEqual(['failed']);
+    expect(vi.getTimerCount()).toBe(0);
     expect(standIn.upgrades).toHaveLength(1);
   });
 
   it('fails after maxAttempts reconnect attempts', async () => {
     standIn = await startRealtimeStandIn();
     standIn.rejectNext(10, 503);
+    useTestClock();
     const { rec } = start(standIn, { source: 'en', target: 'es' }, { reconnect: { initialDelayMs: 10, maxDelayMs: 40, maxAttempts: 2 } });
-    const failed = await waitFor(() => rec.statuses.find((status) => status.state === 'failed'), 'failed');
+    // Each refused connection schedules the next attempt (at most 40 ms on the test's clock) as it ends.
+    const ended = () => rec.logs.filter((log) => log.message.endsWith(': upstream connection ended')).length;
+    for (const attempt of [1, 2]) {
+      await rec.until(() => ended() === attempt);
+      vi.advanceTimersByTime(40);
+    }
+    const failed = await rec.until(() => rec.statuses.find((status) => status.state === 'failed'));
     expect(rec.states()).toEqual(['reconnecting', 'failed']);
     expect(failed.message).toMatch(/2 reconnect attempts failed/);
     expect(failed.message).toMatch(/503/);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Given up for good: nothing is left scheduled that could try a fourth time.
+    expect(vi.getTimerCount()).toBe(0);
     expect(standIn.upgrades.map((upgrade) => upgrade.status)).toEqual([503, 503, 503]);
   });
 
@@ -346,11 +395,11 @@ describe('OpenAI realtime interpreter: connection status', () => {
       { source: 'en', target: 'es' },
       { reconnect: { initialDelayMs: 150, maxDelayMs: 150, maxAttempts: 3 }, maxQueuedMs: 400 },
     );
-    await waitFor(() => rec.states().includes('reconnecting'), 'reconnecting');
+    await rec.until(() => rec.states().includes('reconnecting'));
     const frames = [1, 2, 3, 4, 5].map((seed) => speech(200, seed));
     for (const frame of frames) interpreter.push(frame);
     await connected(rec);
-    await waitFor(() => rec.output().length >= 2 * FRAME_BYTES, 'queued audio out');
+    await rec.until(() => rec.output().length >= 2 * FRAME_BYTES);
     const sent = appendedAudio(standIn.connections[0]!, 'session.input_audio_buffer.append');
     expect(Buffer.concat(sent).equals(Buffer.concat(frames.slice(3)))).toBe(true);
   });
@@ -363,12 +412,12 @@ describe('OpenAI realtime interpreter: connection status', () => {
         targetLanguage: 'es',
         onAudio: () => {},
         onCaption: () => {},
-        onStatus: (status) => rec.statuses.push(status),
+        onStatus: rec.onStatus,
       });
     const bad = make({ apiKey: 'k', realtimeUrl: 'http://127.0.0.1:1' });
     const keyless = make({ apiKey: '', realtimeUrl: 'ws://127.0.0.1:1' });
     expect(() => bad.push(speech(200))).not.toThrow();
-    await waitFor(() => rec.statuses.filter((status) => status.state === 'failed').length === 2, 'two failures');
+    await rec.until(() => rec.statuses.filter((status) => status.state === 'failed').length === 2);
     expect(rec.statuses.map((status) => status.message).join('\n')).toMatch(/ws:\/\/ or wss:\/\//);
     expect(rec.statuses.map((status) => status.message).join('\n')).toMatch(/OPENAI_API_KEY/);
     await bad.close();

@@ -2,9 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINE_ERROR } from '../../src/calls/media/transports/audiosocket/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { Listener, Pbx, callApi, listenUrl, sine, sleep, waitUntil } from './support.js';
+import { Listener, Pbx, type PbxMessage, callApi, listenUrl, sine, waitUntil } from './support.js';
 
 const samples = (buf: Buffer) => Array.from({ length: buf.length >> 1 }, (_, i) => buf.readInt16LE(i * 2));
+/**
+ * The end of a stretch of speech: its last partial frame, padded with silence (a sine is never zero for 40
+ * samples on end). Nothing is queued for the line after it, so the frames up to it are all the speech gave.
+ */
+const paddedEnd = (frames: PbxMessage[]) => frames.findIndex((frame) => samples(frame.payload).slice(-40).every((sample) => sample === 0));
 
 describe(`AudioSocket phone lines (${backendName})`, () => {
   let t: TestServer;
@@ -38,15 +43,16 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
 
     // The PBX sends the whole second at once: the pacing under test is the server's alone, and no gap in
     // what the test sends (a loaded machine) can make the server pad a frame with silence mid-speech.
-    const voice = sine(8_000, 8_000, 400); // 1 s at 8 kHz
+    // 1 s at 8 kHz and half a frame: the echo's last frame is padded, which marks its end.
+    const voice = sine(8_080, 8_000, 400);
     const started = performance.now();
     for (let offset = 0; offset < voice.length; offset += 320) pbx.send(0x10, voice.subarray(offset, offset + 320));
-    await waitUntil(() => pbx.audio().length >= 49, 10_000, 'the echo');
-    await sleep(200); // lets a surplus frame show up, if there were one
+    await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 10_000, 'the end of the echo');
     const frames = pbx.audio();
     expect(frames.every((f) => f.payload.length === 320)).toBe(true);
-    expect(frames.length).toBeGreaterThanOrEqual(49);
-    expect(frames.length).toBeLessThanOrEqual(51);
+    // 8,080 samples, less the few the resampling filters hold back: 50 whole frames and the padded end.
+    expect(frames).toHaveLength(51);
+    expect(paddedEnd(frames)).toBe(50);
     // Paced in real time: ~20 ms apart, not in a burst (a late timer restarts the pace, it never bursts).
     const span = frames.at(-1)!.at - frames[0].at;
     expect(span).toBeGreaterThan(700);
@@ -146,11 +152,14 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
     pbx.send(0x10, sine(250, 8_000, 300)); // 31.25 ms: one whole frame and a bit
     pbx.send(0x03, Buffer.from('5')); // DTMF is ignored
-    await waitUntil(() => pbx.audio().length >= 2, 5_000, 'the padded tail');
-    await sleep(100); // lets a surplus frame show up, if there were one
+    await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 5_000, 'the padded tail');
     const frames = pbx.audio();
     expect(frames.length).toBe(2);
+    expect(paddedEnd(frames)).toBe(1);
     expect(frames.every((f) => f.payload.length === 320)).toBe(true);
-    pbx.close();
+    // Ending the call hangs the line up: what followed the padded tail until then is the hangup alone.
+    expect((await calls.api(`/v1/calls/${id}/end`, key, { method: 'POST' })).status).toBe(200);
+    await pbx.ended;
+    expect(pbx.messages.slice(pbx.messages.indexOf(frames[1]) + 1).map((m) => m.kind)).toEqual([0x00]);
   });
 });

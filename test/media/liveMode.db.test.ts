@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { InterpreterFactory, InterpreterOptions } from '../../src/calls/media/interpreter.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
-import { Listener, callApi, type Frame, connect, heardThroughMarker, listenUrl, pattern, roundTrip, sleep, streamAudio, streamUrl, waitUntil, withServerClockStopped } from './support.js';
+import { Listener, callApi, type Frame, type Join, connect, heardThroughMarker, listenUrl, pattern, roundTrip, streamAudio, streamUrl, waitUntil, withServerClockStopped } from './support.js';
 
 interface FakeInterpreter {
   opts: InterpreterOptions;
@@ -208,53 +208,60 @@ describe(`media plane, live mode (${backendName})`, () => {
     expect(await ledger(id)).toHaveLength(rows.length);
   });
 
-  /** Both sides talk in real time (20 ms frames) until stopped. */
-  function keepTalking(agentMic: WebSocket, customerMic: WebSocket) {
-    let talking = true;
-    const done = (async () => {
-      for (let n = 0; talking; n++) {
-        agentMic.send(pattern(480, 1_000, n * 480));
-        customerMic.send(pattern(480, 9_000, n * 480));
-        await sleep(20);
-      }
-    })();
-    return async () => {
-      talking = false;
-      await done;
+  /**
+   * Both sides' microphones, open and interpreted, the server's clock standing still (withServerClockStopped):
+   * billed time passes only when the test moves the clock, however late a loaded machine runs the billing timer.
+   */
+  async function bothTalking(agent: Join, customer: Join) {
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+    await waitUntil(() => instances.filter((i) => !i.closed).length === 2, 0, 'interpretation to start on both sides');
+    let frames = 0;
+    return {
+      agentMic,
+      customerMic,
+      /** The next 20 ms of each side's voice (the agent's samples count up by one), read by the server. */
+      async speak(): Promise<Buffer> {
+        const agentVoice = pattern(480, 1_000, frames * 480);
+        agentMic.send(agentVoice);
+        customerMic.send(pattern(480, 9_000, frames * 480));
+        frames++;
+        await Promise.all([roundTrip(agentMic), roundTrip(customerMic)]);
+        return agentVoice;
+      },
     };
   }
   const exhausted = (f: Frame) => f.type === 'notice' && f.code === 'balance_exhausted';
 
   it('stops interpretation for both sides when a charge empties the prepaid balance; the call stays open', async () => {
     useInterpreter(fake, 100);
-    // 0.003 at 0.1 per minute: the second charged second leaves the balance below zero.
+    // 0.003 at 0.1 per minute pays for 1.8 s: the second second spends it.
     const { key, id, agent, customer } = await liveCall(0.003);
     const agentHears = await Listener.open(listenUrl(t, agent));
     const customerHears = await Listener.open(listenUrl(t, customer));
-    const agentMic = await connect(streamUrl(t, agent));
-    const customerMic = await connect(streamUrl(t, customer));
-    const stopTalking = keepTalking(agentMic, customerMic);
-    await agentHears.waitForFrame(exhausted);
-    await customerHears.waitForFrame(exhausted);
-    expect(instances).toHaveLength(2);
-    await waitUntil(() => instances.every((i) => i.closed), 2_000, 'interpreters to close');
-    expect(customerHears.frames.filter((f) => f.type === 'provenance').at(-1)).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
+    await withServerClockStopped(async () => {
+      const { agentMic, customerMic, speak } = await bothTalking(agent, customer);
+      await speak();
+      vi.setSystemTime(Date.now() + 2_000);
+      await agentHears.waitForFrame(exhausted);
+      await customerHears.waitForFrame(exhausted);
+      expect(instances).toHaveLength(2);
+      await waitUntil(() => instances.every((i) => i.closed), 0, 'interpreters to close');
+      expect(customerHears.frames.filter((f) => f.type === 'provenance').at(-1)).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
 
-    // The sides still hear each other, untranslated.
-    const heard = customerHears.pcm().length;
-    // 101 samples: the 100 steps checked below.
-    await waitUntil(() => customerHears.pcm().length >= heard + 202, 0, 'more untranslated audio');
-    await stopTalking();
-    const later = customerHears.pcm().subarray(heard);
-    expect(later.length).toBeGreaterThan(0);
-    // The agent's own samples count up by one; the fake interpreter's inverted ones would count down.
-    for (let i = 0; i < 100; i++) expect((later.readInt16LE(i * 2 + 2) - later.readInt16LE(i * 2) + 65_536) % 65_536).toBe(1);
-    expect(agentMic.readyState).toBe(agentMic.OPEN);
+      // The sides still hear each other, untranslated: the agent's own samples, not the fake interpreter's
+      // inverted ones.
+      const voice = Buffer.concat([await speak(), await speak()]);
+      await waitUntil(() => customerHears.pcm().subarray(-voice.length).equals(voice), 0, 'the agent heard untranslated');
+      expect(agentMic.readyState).toBe(agentMic.OPEN);
+      for (const ws of [agentMic, customerMic]) ws.close();
+    });
 
-    const event = await t.server.app.db('events').where({ call_id: id, type: 'call.balance_exhausted' }).first();
-    expect(event).toBeTruthy();
+    // The event is stored beside the notice, not before it.
+    const exhaustedEvent = () => t.server.app.db('events').where({ call_id: id, type: 'call.balance_exhausted' }).first();
+    await waitUntil(async () => (await exhaustedEvent()) !== undefined, 0, 'the call.balance_exhausted event');
     expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
-    for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
+    for (const ws of [agentHears.ws, customerHears.ws]) ws.close();
   });
 
   it('charges as soon as the balance is spent, not at the next interval: a call overdraws by one started second at most', async () => {
@@ -262,45 +269,51 @@ describe(`media plane, live mode (${backendName})`, () => {
     useInterpreter(fake, 60_000);
     const { orgId, id, agent, customer } = await liveCall(0.005);
     const customerHears = await Listener.open(listenUrl(t, customer));
-    const agentMic = await connect(streamUrl(t, agent));
-    const customerMic = await connect(streamUrl(t, customer));
-    const stopTalking = keepTalking(agentMic, customerMic);
-    await customerHears.waitForFrame(exhausted);
-    await stopTalking();
-    await waitUntil(async () => (await balanceOf(orgId)) <= 0, 2_000, 'the charge');
+    await withServerClockStopped(async () => {
+      const { agentMic, customerMic, speak } = await bothTalking(agent, customer);
+      await speak();
+      // Half a second into the fourth second: the balance ran out, the started fourth second is charged with the rest.
+      vi.setSystemTime(Date.now() + 3_500);
+      await customerHears.waitForFrame(exhausted);
+      for (const ws of [agentMic, customerMic]) ws.close();
+    });
     const perSecond = Math.round(100_000 / 60);
-    const balance = await balanceOf(orgId);
-    expect(balance).toBeLessThanOrEqual(0);
-    expect(balance).toBeGreaterThanOrEqual(-perSecond);
-    const rows = await ledger(id);
-    expect(rows.reduce((sum, row) => sum + Number(row.quantity), 0)).toBeLessThanOrEqual(4);
-    for (const ws of [agentMic, customerMic, customerHears.ws]) ws.close();
+    await waitUntil(async () => (await balanceOf(orgId)) < 0, 0, 'the charge');
+    expect((await ledger(id)).map((row) => Number(row.quantity))).toEqual([4]);
+    expect(await balanceOf(orgId)).toBe(5_000 - Math.round((4 * 100_000) / 60));
+    expect(await balanceOf(orgId)).toBeGreaterThanOrEqual(-perSecond);
+    customerHears.close();
   });
 
   it('resumes interpretation when the balance is topped up during the call', async () => {
     useInterpreter(fake, 100);
     const { orgId, agent, customer } = await liveCall(0.003);
     const customerHears = await Listener.open(listenUrl(t, customer));
-    const agentMic = await connect(streamUrl(t, agent));
-    const customerMic = await connect(streamUrl(t, customer));
-    const stopTalking = keepTalking(agentMic, customerMic);
-    await customerHears.waitForFrame(exhausted);
-    await waitUntil(() => instances.length === 2 && instances.every((i) => i.closed), 2_000, 'interpreters to close');
+    await withServerClockStopped(async () => {
+      const { agentMic, customerMic, speak } = await bothTalking(agent, customer);
+      await speak();
+      vi.setSystemTime(Date.now() + 2_000);
+      await customerHears.waitForFrame(exhausted);
+      await waitUntil(() => instances.length === 2 && instances.every((i) => i.closed), 0, 'interpreters to close');
 
-    const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: 5 } });
-    expect(response.status).toBe(200);
-    await waitUntil(() => instances.length === 4, 3_000, 'interpreters to start again');
-    // After the notice came 'untranslated'; the provenance that follows names the interpreter again.
-    const noticeAt = customerHears.frames.findIndex(exhausted);
-    await waitUntil(() => customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance').length === 2, 2_000, 'a new provenance frame');
-    expect(customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance')).toEqual([
-      { type: 'provenance', engine: 'none', model: 'untranslated' },
-      { type: 'provenance', engine: 'fake', model: 'fake-interpreter-1' },
-    ]);
-    const captionsBefore = customerHears.frames.filter((f) => f.type === 'caption').length;
-    await waitUntil(() => customerHears.frames.filter((f) => f.type === 'caption').length > captionsBefore, 2_000, 'captions again');
-    await stopTalking();
-    for (const ws of [agentMic, customerMic, customerHears.ws]) ws.close();
+      const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: 5 } });
+      expect(response.status).toBe(200);
+      // The balance is asked again once per billing interval (100 ms) while interpretation is stopped.
+      vi.setSystemTime(Date.now() + 100);
+      await waitUntil(() => instances.length === 4, 0, 'interpreters to start again');
+      // After the notice came 'untranslated'; the provenance that follows names the interpreter again.
+      const noticeAt = customerHears.frames.findIndex(exhausted);
+      await waitUntil(() => customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance').length === 2, 0, 'a new provenance frame');
+      expect(customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance')).toEqual([
+        { type: 'provenance', engine: 'none', model: 'untranslated' },
+        { type: 'provenance', engine: 'fake', model: 'fake-interpreter-1' },
+      ]);
+      const captionsBefore = customerHears.frames.filter((f) => f.type === 'caption').length;
+      await speak();
+      await waitUntil(() => customerHears.frames.filter((f) => f.type === 'caption').length > captionsBefore, 0, 'captions again');
+      for (const ws of [agentMic, customerMic]) ws.close();
+    });
+    customerHears.close();
   });
 
   it('does not start interpretation when the prepaid balance is already empty', async () => {

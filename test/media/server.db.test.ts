@@ -54,9 +54,7 @@ describe(`media plane and the HTTP server (${backendName})`, () => {
     pbx.sendUuid(line.audiosocket_id);
     await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
     const micClosed = whenClosed(mic);
-    const started = Date.now();
     await t.stop();
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(await micClosed).toEqual({ code: 1001, reason: 'server shutting down' });
     expect(await ear.closed).toEqual({ code: 1001, reason: 'server shutting down' });
     await pbx.ended;

@@ -3,6 +3,12 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/**
+ * How long a test waits for the page to show something: only how long a stuck page is waited for, never a
+ * measure of speed (chromium on a loaded 2-core machine takes seconds where it takes milliseconds alone).
+ */
+export const PAGE_WAIT_MS = 60_000;
+
 export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,

@@ -10,7 +10,7 @@ export const backendName: 'postgres' | 'pglite' = process.env.TEST_DATABASE_URL 
 
 export interface TestDatabase {
   databaseUrl?: string;
-  /** In-memory PGlite (empty, or from the run's migrated snapshot); false on PostgreSQL. */
+  /** In-memory PGlite (from the run's empty or migrated snapshot); false on PostgreSQL. */
   memory: MemoryDatabase;
   drop(): Promise<void>;
 }
@@ -29,7 +29,7 @@ export interface TestDatabaseOptions {
  */
 export async function createTestDatabase({ migrated = false }: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) return { memory: migrated ? { lease: await leaseMigrated() } : true, drop: async () => {} };
+  if (!adminUrl) return { memory: migrated ? { lease: await leaseMigrated() } : { snapshot: await snapshotFile('pgliteEmptySnapshot') }, drop: async () => {} };
   const name = `t_${randomBytes(6).toString('hex')}`;
   await runAdmin(adminUrl, `CREATE DATABASE ${name}${migrated ? ` TEMPLATE ${provided('postgresTemplate')}` : ''}`);
   return {
@@ -40,7 +40,7 @@ export async function createTestDatabase({ migrated = false }: TestDatabaseOptio
   };
 }
 
-let snapshot: Promise<Blob> | undefined;
+const snapshots = new Map<SnapshotKey, Promise<Blob>>();
 
 /**
  * Migrated in-memory databases that servers of earlier test files gave back, emptied again. Opening
@@ -50,7 +50,7 @@ let snapshot: Promise<Blob> | undefined;
 const idle: PgliteThread[] = [];
 
 async function leaseMigrated(): Promise<EmbeddedLease> {
-  const thread = idle.pop() ?? (await PgliteThread.start({ loadDataDir: await (await pgliteSnapshot()).arrayBuffer() }));
+  const thread = idle.pop() ?? (await PgliteThread.start({ loadDataDir: await (await snapshotFile('pgliteSnapshot')).arrayBuffer() }));
   const schema = await schemaFingerprint(thread);
   return {
     thread,
@@ -87,13 +87,16 @@ async function emptied(thread: PgliteThread): Promise<boolean> {
   }
 }
 
-/** The migrated data directory, read once per worker (a Blob backed by the file, not a copy). */
-function pgliteSnapshot(): Promise<Blob> {
-  snapshot ??= openAsBlob(provided('pgliteSnapshot'));
+type SnapshotKey = 'pgliteSnapshot' | 'pgliteEmptySnapshot';
+
+/** A data directory the run saved (migratedDatabase.ts), opened once per worker (a Blob backed by the file, not a copy). */
+function snapshotFile(key: SnapshotKey): Promise<Blob> {
+  let snapshot = snapshots.get(key);
+  if (!snapshot) snapshots.set(key, (snapshot = openAsBlob(provided(key))));
   return snapshot;
 }
 
-function provided<K extends 'pgliteSnapshot' | 'postgresTemplate'>(key: K): string {
+function provided<K extends SnapshotKey | 'postgresTemplate'>(key: K): string {
   const value = inject(key);
   if (!value) throw new Error(`no ${key}: test/support/migratedDatabase.ts makes it as the database project's globalSetup (vitest.config.ts)`);
   return value;

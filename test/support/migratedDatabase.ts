@@ -1,7 +1,8 @@
 // globalSetup of the database tests: applies the migrations once per run instead of once per server.
 // On PGlite it saves a migrated data directory (PGlite's dumpDataDir) that every in-process test server
-// starts from (about 0.5 s instead of an initdb of 2-5 s); on PostgreSQL (TEST_DATABASE_URL) it makes a
-// migrated template database that each test file's fresh database is created from.
+// starts from (about 0.5 s instead of an initdb of 2-5 s), and an empty one for the tests of the database
+// layer itself; on PostgreSQL (TEST_DATABASE_URL) it makes a migrated template database that each test
+// file's fresh database is created from.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -17,6 +18,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** A file holding a migrated PGlite data directory (tar). */
     pgliteSnapshot: string;
+    /** A file holding an empty PGlite data directory (tar): a fresh database without an initdb. */
+    pgliteEmptySnapshot: string;
     /** A migrated database on the TEST_DATABASE_URL server, to create test databases from. */
     postgresTemplate: string;
   }
@@ -39,17 +42,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const pglite = new PGlite();
   const knex = createKnex({ client: ClientPGLite, connection: () => ({ pglite }) as Knex.StaticConnectionConfig });
-  let tarball: Blob;
+  let empty: Blob;
+  let migrated: Blob;
   try {
+    await pglite.waitReady; // dumpDataDir does not wait for the initdb
+    empty = await pglite.dumpDataDir('none');
     await migrateToLatest(knex);
-    tarball = await pglite.dumpDataDir('none');
+    migrated = await pglite.dumpDataDir('none');
   } finally {
     await knex.destroy(); // closes PGlite too
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lia-pglite-snapshot-'));
-  const file = path.join(dir, 'migrated.tar');
-  await writeFile(file, new Uint8Array(await tarball.arrayBuffer()));
-  project.provide('pgliteSnapshot', file);
+  const save = async (name: string, tarball: Blob) => {
+    const file = path.join(dir, name);
+    await writeFile(file, new Uint8Array(await tarball.arrayBuffer()));
+    return file;
+  };
+  project.provide('pgliteEmptySnapshot', await save('empty.tar', empty));
+  project.provide('pgliteSnapshot', await save('migrated.tar', migrated));
   return () => rm(dir, { recursive: true, force: true });
 }
 

@@ -52,6 +52,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     VALIDATE_RESPONSES: 'true',
     // Test servers run side by side: each takes a free AudioSocket port.
     AUDIOSOCKET_PORT: '0',
+    // A loaded machine may keep a test server from reading Redis's answer for seconds: its commands
+    // wait as long as the setting allows, so a slow run is slower, not red (a test of the timeout sets less).
+    REDIS_COMMAND_TIMEOUT_MS: '60000',
     ...(database.databaseUrl
       ? { DATABASE_URL: options.databaseUrl?.(database.databaseUrl) ?? database.databaseUrl, SECRETS_KEY: TEST_SECRETS_KEY }
       : {}),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
+import { pollUntil } from '../support/pollUntil.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 
@@ -39,11 +40,6 @@ describe(`dialling a phone through Twilio (${backendName})`, () => {
     (await t.server.app.db('events').where({ call_id: callId }).orderBy('seq'))
       .filter((row) => row.type.startsWith(prefix))
       .map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload));
-  const until = async (condition: () => boolean | Promise<boolean>) => {
-    for (let i = 0; i < 500 && !(await condition()); i++) await new Promise((resolve) => setImmediate(resolve));
-    for (let i = 0; i < 200 && !(await condition()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await condition()).toBe(true);
-  };
 
   it('places the call with Basic auth and exactly the form Twilio takes, and records the leg', async () => {
     const callId = await newCall();
@@ -134,7 +130,7 @@ describe(`dialling a phone through Twilio (${backendName})`, () => {
     ]);
 
     expect((await api(`/v1/calls/${callId}/end`, {})).status).toBe(200);
-    await until(() => twilio.hungUp.length === 3);
+    await pollUntil(async () => twilio.hungUp.length === 3, 'the end hangs up both phones');
     expect(twilio.hungUp.slice(1).sort()).toEqual([agent, second].sort());
     expect((await legsOf(callId)).map((leg) => leg.end_reason)).toEqual(['replaced', 'call_ended', 'call_ended']);
   });

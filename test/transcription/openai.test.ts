@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TranscriptionError, type TranscriptionEngine } from '../../src/transcription/engine.js';
 import { languageCodeFrom } from '../../src/transcription/languages.js';
 import { createOpenAiTranscriptionEngine, uploadFilename } from '../../src/transcription/openai.js';
+import { LOCAL_TIMEOUT_MS } from '../engines/helpers.js';
 import {
   startOpenAiTranscriptionStandIn,
   type OpenAiTranscriptionStandIn,
@@ -28,7 +29,7 @@ function engine(model: string, overrides: { apiKey?: string; maxRetries?: number
     baseUrl: standIn.baseUrl,
     model,
     maxRetries: overrides.maxRetries ?? 2,
-    timeoutMs: overrides.timeoutMs ?? 10_000,
+    timeoutMs: overrides.timeoutMs ?? LOCAL_TIMEOUT_MS,
   });
 }
 

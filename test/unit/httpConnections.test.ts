@@ -131,10 +131,14 @@ describe('HTTP server connections', () => {
   });
 
   it('closes a connection that pipelines an upgrade behind an unfinished answer, once that answer is out', async () => {
+    // The first answer ends only once the server has read the upgrade behind it: unfinished when it came.
+    let upgradeRead: () => void = () => {};
+    const upgraded = new Promise<void>((resolve) => (upgradeRead = resolve));
     const port = await serve({}, (req, res) => {
       req.resume();
-      setTimeout(() => res.end(`answered ${req.url}`), 20);
+      void upgraded.then(() => res.end(`answered ${req.url}`));
     });
+    servers.at(-1)!.on('upgrade', () => upgradeRead());
     const { received } = await heldOpen(port, [rawRequest('GET', '/first', {}), rawRequest('GET', '/second', h2cUpgrade())]);
     expect(received.toString()).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*answered \/first$/);
   });

@@ -29,6 +29,9 @@ describe('paced frames', () => {
     expect(drain(paced, 1020)).toEqual([]);
     expect(drain(paced, 1040)).toEqual([[1, 2, 0xff, 0xff]]);
     expect(paced.queuedBytes).toBe(0);
+    // The end of speech: nothing follows it, not even an empty frame, however much later the pacer asks.
+    expect(drain(paced, 1060)).toEqual([]);
+    expect(drain(paced, 60_000)).toEqual([]);
   });
 
   it('keeps the newest audio beyond the limit and counts what it drops, also frames the sender refuses', () => {

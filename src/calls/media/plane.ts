@@ -63,12 +63,23 @@ export type Recheck = (call: CallRow) => EndReason | null;
  * (./transports/bridge/); without one, every room is here.
  */
 export interface RemoteRooms {
-  /** The instance whose room the call has (null: this one, which now holds it). */
+  /** The instance whose room the call has (null: this one, which now holds it); RoomsUnreachable while that cannot be known. */
   locate(callId: string): Promise<string | null>;
   /** Relays an endpoint of this instance to the call's room on `instance`: what its input is passed to. */
   relay(instance: string, call: CallRow, endpoint: CallEndpoint): Inlet;
   /** A room here has emptied: another instance may hold the call's next room. */
   release(callId: string): void;
+}
+
+/**
+ * Where rooms live cannot be known now (Redis is away, which was told once): an endpoint whose call has
+ * no room here is refused as at shutdown, and its client reconnects.
+ */
+export class RoomsUnreachable extends Error {
+  constructor(options?: ErrorOptions) {
+    super('where rooms live cannot be known now', options);
+    this.name = 'RoomsUnreachable';
+  }
 }
 
 const TICK_MS = 20;
@@ -150,7 +161,8 @@ export class MediaPlane {
    */
   enter(call: CallRow, endpoint: CallEndpoint, recheck: Recheck): Inlet {
     const remote = this.remote;
-    if (!remote) return this.enterHere(call, endpoint, recheck);
+    // A room here is this instance's to hold: its endpoints join it without asking (even while Redis is away).
+    if (!remote || this.rooms.has(call.id)) return this.enterHere(call, endpoint, recheck);
     const inlet = new PendingInlet();
     this.track(
       (async () => {
@@ -158,7 +170,8 @@ export class MediaPlane {
         if (endpoint.isGone || this.closingDown) return inlet.settle(null);
         inlet.settle(instance === null ? this.enterHere(call, endpoint, recheck) : remote.relay(instance, call, endpoint));
       })().catch((err) => {
-        this.log.error({ err, call_id: call.id }, 'media: could not find where the room of the call is');
+        if (err instanceof RoomsUnreachable) this.log.debug({ call_id: call.id }, 'media: where the room of the call is cannot be known now');
+        else this.log.error({ err, call_id: call.id }, 'media: could not find where the room of the call is');
         inlet.settle(null);
         endpoint.end('shutting_down');
       }),

@@ -44,8 +44,8 @@ export interface RealtimeStandInConnection {
   readonly received: RealtimeEvent[];
   /** Every server event sent, in order. */
   readonly sent: RealtimeEvent[];
-  /** The server-side socket has closed. */
-  readonly closed: boolean;
+  /** Resolves once the server-side socket has closed. */
+  readonly closed: Promise<void>;
   /** All appended audio, decoded and concatenated. */
   audio(): Buffer;
   /** The client events of one type. */
@@ -207,7 +207,7 @@ export async function startRealtimeStandIn(options: Options = {}): Promise<Realt
     const received: RealtimeEvent[] = [];
     const sent: RealtimeEvent[] = [];
     const audioParts: Buffer[] = [];
-    let closed = false;
+    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     const connection: RealtimeStandInConnection = {
       id: ++connectionCount,
       kind,
@@ -216,9 +216,7 @@ export async function startRealtimeStandIn(options: Options = {}): Promise<Realt
       headers,
       received,
       sent,
-      get closed() {
-        return closed;
-      },
+      closed,
       audio: () => Buffer.concat(audioParts),
       events: (type) => received.filter((event) => event.type === type),
       send: (event) => send(ws, sent, event),
@@ -227,10 +225,7 @@ export async function startRealtimeStandIn(options: Options = {}): Promise<Realt
     const emit = (event: RealtimeEvent) => send(ws, sent, { event_id: nextId('event'), ...event });
 
     ws.on('error', () => {});
-    ws.on('close', () => {
-      closed = true;
-      sockets.delete(ws);
-    });
+    ws.on('close', () => sockets.delete(ws));
 
     const sessionId = nextId('sess');
     let session: Record<string, any> =

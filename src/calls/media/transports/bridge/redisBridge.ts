@@ -11,6 +11,12 @@
 // (renewed likewise): a room whose holder is gone is taken over by the next instance that needs it, and
 // the relayed sockets of the lost instance's calls reconnect and land in the new room.
 //
+// Redis may go away. Rooms then stay where they are: a socket for a call whose room is here joins it
+// (the plane does not ask), one for any other call is refused until Redis is back (RoomsUnreachable),
+// and relayed sockets hear nothing meanwhile. When it is back, perhaps empty, each instance at once
+// takes its leases again (a lapsed lease of its own is claimed anew unless another instance took it),
+// and judges no other instance dead before that one has had the time to reconnect and renew its own.
+//
 // Messages (JSON on `{prefix}media:{instance}`, the channel of the instance they are for):
 //   to the room's instance:   open {relay, from, call, endpoint}, in {relay, pcm}, sigin {relay, text},
 //                             gone {relay}
@@ -24,6 +30,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { MISSED_HEARTBEATS } from '../../../../instances.js';
+import { connected, RECONNECT_AT_MOST_EVERY_MS } from '../../../../redis.js';
 import { findCallById, type CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
 import {
@@ -37,7 +44,7 @@ import {
   type MediaSink,
 } from '../../endpoints.js';
 import { PendingInlet, type Inlet } from '../../inlet.js';
-import type { MediaPlane, RemoteRooms, Transport } from '../../plane.js';
+import { RoomsUnreachable, type MediaPlane, type RemoteRooms, type Transport } from '../../plane.js';
 import type { TextFrame } from '../../protocol.js';
 
 
@@ -67,8 +74,13 @@ type Message = ToRoom | ToSocket;
 
 /** Deletes the key only while it still holds `value` (a lease is given up only by its holder). */
 const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
-/** Renews the lease only while it still holds `value`. */
-const RENEW_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+/** Renews the lease while it holds `value`, or takes it again when it lapsed (Redis lost it, or renewing came late); 0 when another holds it. */
+const RENEW_OR_CLAIM = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
 
 /**
  * An endpoint of another instance, in a room here: what the room does to it is sent there. It is a
@@ -142,6 +154,11 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   private readonly channel: string;
   private readonly leaseMs: number;
   private renewal: NodeJS.Timeout | null = null;
+  /** When Redis last came back (-Infinity: it has answered since start); others are judged dead only well after. */
+  private reachableSince = -Infinity;
+  /** Renewing, or sending through Redis, failed while Redis seemed reachable: each said once until it works again. */
+  private renewFailing = false;
+  private sendFailing = false;
   private closed = false;
   private relaysOpened = 0;
   private relaysHosted = 0;
@@ -160,6 +177,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
       if (channel === bridge.channel) bridge.receive(message);
     });
     await options.subscriber.subscribe(bridge.channel);
+    options.commands.on('ready', bridge.reachableAgain);
     await bridge.renew();
     bridge.renewal = setInterval(() => void bridge.renew(), options.renewEveryMs);
     bridge.renewal.unref();
@@ -180,17 +198,32 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     return `${this.options.prefix}instance:${instance}`;
   }
 
+  /** Redis is back (perhaps empty): the leases are taken again at once, before another instance could take a room of this one's. */
+  private readonly reachableAgain = (): void => {
+    this.reachableSince = Date.now();
+    void this.renew();
+  };
+
+  /** Redis is away (told once, src/redis.ts): what fails meanwhile is expected. */
+  private get unreachable(): boolean {
+    return !connected(this.options.commands);
+  }
+
   /**
    * This instance is alive and holds the rooms it has. Another instance that is no longer alive died
    * without a word: endpoints it relayed here leave their rooms, which do not wait for them, and the
    * sockets here relayed to its rooms end as at its shutdown, so their clients reconnect and the next
-   * socket of the call takes the room over.
+   * socket of the call takes the room over. Right after Redis came back, an instance's lease may be
+   * missing only because it has not reconnected and renewed it yet: none is judged before it had the
+   * time to (a reconnection attempt, then a lease).
    */
   private async renew(): Promise<void> {
     const { commands, instanceId } = this.options;
     try {
       await commands.set(this.instanceKey(instanceId), '1', 'PX', this.leaseMs);
-      await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_IF, 1, this.roomKey(callId), instanceId, this.leaseMs)));
+      await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_OR_CLAIM, 1, this.roomKey(callId), instanceId, this.leaseMs)));
+      this.renewFailing = false;
+      if (Date.now() - this.reachableSince < this.leaseMs + RECONNECT_AT_MOST_EVERY_MS) return;
       const senders = [...this.hosted.values()].map((entry) => entry.from);
       const holders = [...this.relayed.values()].map((link) => link.instance);
       const others = new Set([...senders, ...holders]);
@@ -204,11 +237,23 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
         }
       }
     } catch (err) {
+      if (this.unreachable || this.renewFailing) return;
+      this.renewFailing = true;
       this.options.logger.warn({ err }, 'media bridge: renewing leases in Redis failed');
     }
   }
 
   async locate(callId: string): Promise<string | null> {
+    if (this.unreachable) throw new RoomsUnreachable();
+    try {
+      return await this.settleRoom(callId);
+    } catch (err) {
+      if (this.unreachable) throw new RoomsUnreachable({ cause: err });
+      throw err;
+    }
+  }
+
+  private async settleRoom(callId: string): Promise<string | null> {
     const { commands, instanceId } = this.options;
     const key = this.roomKey(callId);
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -225,7 +270,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
 
   release(callId: string): void {
     this.options.commands.eval(DELETE_IF, 1, this.roomKey(callId), this.options.instanceId).catch((err: unknown) => {
-      this.options.logger.warn({ err, call_id: callId }, 'media bridge: letting a room lease go failed (it lapses by itself)');
+      if (!this.unreachable) this.options.logger.warn({ err, call_id: callId }, 'media bridge: letting a room lease go failed (it lapses by itself)');
     });
   }
 
@@ -256,9 +301,16 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   }
 
   private send(instance: string, message: Message): void {
-    this.options.commands.publish(this.channelOf(instance), JSON.stringify(message)).catch((err: unknown) => {
-      this.options.logger.warn({ err, op: message.op }, 'media bridge: a message through Redis was lost');
-    });
+    this.options.commands.publish(this.channelOf(instance), JSON.stringify(message)).then(
+      () => {
+        this.sendFailing = false;
+      },
+      (err: unknown) => {
+        if (this.unreachable || this.sendFailing) return;
+        this.sendFailing = true;
+        this.options.logger.warn({ err, op: message.op }, 'media bridge: messages through Redis are being lost');
+      },
+    );
   }
 
   private receive(raw: string): void {
@@ -343,6 +395,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     if (this.closed) return;
     this.closed = true;
     if (this.renewal) clearInterval(this.renewal);
+    this.options.commands.off('ready', this.reachableAgain);
     // Relayed sockets of this instance are closed by their own transports; rooms here end theirs.
     await this.options.subscriber.unsubscribe(this.channel).catch(() => undefined);
     await this.options.commands.del(this.instanceKey(this.options.instanceId)).catch(() => undefined);

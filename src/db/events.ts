@@ -1,0 +1,150 @@
+// The statements that store events: each stores an event (or the rows a change inserts and an event for
+// each) and queues the events' webhook deliveries in the same statement, so an event is never committed
+// without its deliveries and storing them costs no extra round trip. Written once per shape; the domain
+// (src/events/log.ts) decides what an event says.
+import type { Knex } from 'knex';
+import { statement, type Statement } from './statement.js';
+
+/** SQL with `?` placeholders, and its values in order. */
+export interface SqlPart {
+  sql: string;
+  values: readonly unknown[];
+}
+
+/**
+ * An INSERT ... RETURNING * that stores rows, all or none, their ids ascending in the order they were
+ * given, and the WITH clauses it reads from (`name AS (...)`, comma-separated): PostgreSQL allows
+ * data-modifying WITH clauses only at the top of a statement. Their SQL takes a bounded number of
+ * shapes, whatever the number of rows: each shape's statement is written once.
+ */
+export interface AnnouncedInsert {
+  with: SqlPart;
+  insert: SqlPart;
+}
+
+/** An event's row, as stored. */
+export interface EventRowValues {
+  id: string;
+  orgId: string;
+  mode: 'live' | 'test';
+  type: string;
+  sessionId: string | null;
+  callId: string | null;
+  appId: string | null;
+  createdAt: string;
+  payloadJson: string;
+  signalJson: string | null;
+  messageId: number | null;
+}
+
+/** The columns of an event's row in `events`. */
+const EVENT_COLUMNS = 'id, org_id, mode, type, session_id, call_id, app_id, payload, signal, message_id';
+
+/**
+ * The INSERT that queues events for every enabled endpoint of their organization and mode that wants
+ * their type, due at once, returning the event id of each delivery. `events` is a relation of the
+ * events with columns `id`, `type` and `created_at`; its placeholders come first, then the organization
+ * and the mode. `onlyIf`, an SQL condition, lets the statement decide whether events are stored.
+ */
+const deliveriesQueue = (events: string, onlyIf = 'true') =>
+  `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
+     select e.id, ev.id, ev.type, ev.created_at, ev.created_at from webhook_endpoints e, ${events} ev
+      where e.org_id = ? and e.mode = ? and e.disabled_at is null
+        and (ev.type = any(e.enabled_events) or '*' = any(e.enabled_events)) and ${onlyIf}
+     returning event_id`;
+
+const storingEvent = statement<{ seq: number; webhook_deliveries: number }>(
+  `WITH queued AS (${deliveriesQueue('(select cast(? as text) as id, cast(? as text) as type, cast(? as timestamptz) as created_at)')})
+   INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+   RETURNING seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries`,
+);
+
+/** Stores an event and queues its webhook deliveries: its sequence number and how many were queued. */
+export async function insertEvent(db: Knex, event: EventRowValues): Promise<{ seq: number; webhookDeliveries: number }> {
+  const [row] = await storingEvent.rows(db, [
+    event.id,
+    event.type,
+    event.createdAt,
+    event.orgId,
+    event.mode,
+    event.id,
+    event.orgId,
+    event.mode,
+    event.type,
+    event.sessionId,
+    event.callId,
+    event.appId,
+    event.payloadJson,
+    event.signalJson,
+    event.messageId,
+  ]);
+  return { seq: row!.seq, webhookDeliveries: row!.webhook_deliveries };
+}
+
+/** The events of an announced insert, one per row in the rows' order; they share all but their id, app, time and payload. */
+export interface AnnouncingEvents {
+  orgId: string;
+  mode: 'live' | 'test';
+  type: string;
+  sessionId: string | null;
+  callId: string | null;
+  each: ReadonlyArray<{ id: string; appId: string | null; createdAt: string; payloadJson: string }>;
+}
+
+export type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
+const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
+
+/**
+ * The statement that stores the rows, an event for each (its payload's `data.id` set to the row's id)
+ * and the events' webhook deliveries, per shape of the change.
+ */
+function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
+  const shape = `${change.with.sql}\0${change.insert.sql}`;
+  let written = announcingStatements.get(shape);
+  if (!written) {
+    written = statement<AnnouncedRow>(
+      `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
+       numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM stored),
+       given AS (
+         SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (id text, app_id text, created_at timestamptz, payload text))
+           WITH ORDINALITY AS g(id, app_id, created_at, payload, ord)
+       ),
+       queued AS (${deliveriesQueue('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
+       announced AS (
+         INSERT INTO events (${EVENT_COLUMNS})
+         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), NULL, numbered.id
+           FROM numbered JOIN given USING (ord)
+          ORDER BY ord
+         RETURNING seq, id
+       )
+       SELECT stored.*, announced.seq AS event_seq,
+              CAST((SELECT count(*) FROM queued WHERE queued.event_id = announced.id) AS int) AS webhook_deliveries
+         FROM stored JOIN numbered USING (id) JOIN given USING (ord) JOIN announced ON announced.id = given.id
+        ORDER BY stored.id`,
+    );
+    announcingStatements.set(shape, written);
+  }
+  return written;
+}
+
+/**
+ * Stores rows and an event for each in one statement, which needs no transaction around it: the events
+ * and their deliveries are stored only when the insert stores the rows. The stored rows, in order, each
+ * with its event's sequence number and count of queued deliveries; none when the insert stored none.
+ */
+export function insertRowsWithEvents(db: Knex, change: AnnouncedInsert, events: AnnouncingEvents): Promise<AnnouncedRow[]> {
+  const given = JSON.stringify(events.each.map(({ id, appId, createdAt, payloadJson }) => ({ id, app_id: appId, created_at: createdAt, payload: payloadJson })));
+  return announcing(change).rows(db, [
+    ...change.with.values,
+    ...change.insert.values,
+    given,
+    events.type,
+    events.orgId,
+    events.mode,
+    events.orgId,
+    events.mode,
+    events.type,
+    events.sessionId,
+    events.callId,
+  ]);
+}
