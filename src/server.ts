@@ -8,6 +8,7 @@ import { PrincipalCache } from './auth/principalCache.js';
 import { PresentedMessages } from './sessions/presentedMessages.js';
 import { LocalRevocationBus, type RevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
+import { REFUSAL } from './calls/media/protocol.js';
 import type { TransportFactory } from './calls/media/transport.js';
 import { RedisMediaBridge } from './calls/media/transports/bridge/redisBridge.js';
 import { TRANSPORTS } from './calls/media/transports/index.js';
@@ -198,7 +199,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       media.addTransport(transport);
       for (const gauge of transport.metrics ?? []) app.metrics.addGauge(gauge);
     }
-    routeUpgrades(httpServer, transports.flatMap((transport) => transport.upgrades ?? []), { failedAttempts: app.failedAttempts, logger });
+    const routes = transports.flatMap((transport) => transport.upgrades ?? []);
+    routeUpgrades(httpServer, routes, { unmatched: REFUSAL.noEndpoint, failedAttempts: app.failedAttempts, logger });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
       httpServer.listen(config.port, config.host, resolve);

@@ -1,21 +1,23 @@
-// The one dispatcher of HTTP upgrades on the API's server. A WebSocket upgrade goes to the transport
-// whose route its path starts with (src/calls/media/transport.ts); one no route takes is refused as an
-// unknown media endpoint, a guess counted against the client address like any other. An upgrade to a
+// The one dispatcher of HTTP upgrades on the API's server. A WebSocket upgrade goes to the route its
+// path starts with (the media transports', src/calls/media/transport.ts); one no route takes is refused
+// as the caller says, a guess counted against the client address like any other. An upgrade to a
 // protocol we do not speak (curl's `Upgrade: h2c`) is answered as an ordinary HTTP/1.1 request.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { UpgradeRoute } from '../calls/media/transport.js';
-import { REFUSAL } from '../calls/media/protocol.js';
 import { errors } from '../errors.js';
 import type { FailedAttempts } from '../ratelimit/failedAttempts.js';
+import type { UpgradeRoute } from '../realtime/upgradeRoute.js';
 import { refuseUpgrade, serveAsPlainHttp } from './connections.js';
 
-export function routeUpgrades(
-  server: http.Server,
-  routes: readonly UpgradeRoute[],
-  deps: { failedAttempts: FailedAttempts; logger: Logger },
-): void {
+interface UpgradeDeps {
+  /** The answer to an upgrade no route takes (its target is not a URL, or no prefix matches). */
+  unmatched: { status: number; detail: string };
+  failedAttempts: FailedAttempts;
+  logger: Logger;
+}
+
+export function routeUpgrades(server: http.Server, routes: readonly UpgradeRoute[], deps: UpgradeDeps): void {
   const prefixes = routes.map((route) => route.pathPrefix);
   const shared = prefixes.find((prefix, i) => prefixes.indexOf(prefix) !== i);
   if (shared) throw new Error(`two upgrade routes share the path prefix ${shared}`);
@@ -39,8 +41,8 @@ function pathOf(req: http.IncomingMessage): string | null {
   }
 }
 
-/** 404 (a guess), or 429 when the address has guessed too often already. */
-function refuseUnmatched(req: http.IncomingMessage, socket: Duplex, { failedAttempts, logger }: { failedAttempts: FailedAttempts; logger: Logger }): void {
+/** The unmatched answer (a guess), or 429 when the address has guessed too often already. */
+function refuseUnmatched(req: http.IncomingMessage, socket: Duplex, { unmatched, failedAttempts, logger }: UpgradeDeps): void {
   const address = failedAttempts.addressOf(req);
   failedAttempts.retryAfter(address).then(
     (wait) => {
@@ -48,12 +50,12 @@ function refuseUnmatched(req: http.IncomingMessage, socket: Duplex, { failedAtte
         const error = errors.tooManyFailedAttempts(wait);
         return refuseUpgrade(socket, error.status, String(error.detail), error.headers);
       }
-      refuseUpgrade(socket, REFUSAL.noEndpoint.status, REFUSAL.noEndpoint.detail);
+      refuseUpgrade(socket, unmatched.status, unmatched.detail);
       return failedAttempts.record(address).catch((err) => logger.error({ err }, 'counting a refused upgrade failed'));
     },
     (err) => {
       logger.error({ err }, 'refusing an upgrade failed');
-      refuseUpgrade(socket, REFUSAL.internal.status, REFUSAL.internal.detail);
+      refuseUpgrade(socket, 500, 'internal error');
     },
   );
 }

@@ -4,25 +4,15 @@
 // `plane.enter`, and closes what is left at shutdown. Transports are listed in ./transports/index.ts,
 // one line each; the composition root starts whatever is listed, and nothing else names one
 // (docs/calls-media-plane.md, "How to add a transport").
-import type http from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { AppContext } from '../../appContext.js';
 import type { GaugeMetric } from '../../metrics.js';
+import type { UpgradeRoute } from '../../realtime/upgradeRoute.js';
 import type { MediaPlane, Transport } from './plane.js';
 
-/** WebSocket upgrades on the API's HTTP server that one transport answers. */
-export interface UpgradeRoute {
-  /** The upgrades whose path starts so are this route's (e.g. `/media/twilio/`). */
-  readonly pathPrefix: string;
-  /**
-   * Admits the upgrade and upgrades it, or refuses it with an HTTP answer; never throws. The socket
-   * has an error listener already (a client that resets ends nothing but itself).
-   */
-  handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
-}
+export type { UpgradeRoute };
 
 export interface MediaTransport extends Transport {
-  /** Its upgrade routes: no two transports share a prefix. */
+  /** WebSocket upgrades of the API's HTTP server it answers, by path prefix: no two transports share one. */
   readonly upgrades?: readonly UpgradeRoute[];
   /** Its gauges on GET /metrics, under the names operators' dashboards know. */
   readonly metrics?: readonly GaugeMetric[];
