@@ -57,11 +57,34 @@ module.exports = {
       to: { path: '^src/calls/media/transports/' },
     },
     {
+      name: 'only-the-list-names-a-transport',
+      severity: 'error',
+      comment:
+        'Transports plug in through the list (src/calls/media/transports/index.ts) and the contract (src/calls/media/transport.ts): ' +
+        'the plane, metrics, the HTTP server and the composition root name none. The one exception is the composition root ' +
+        'starting the bridge between instances with Redis (where rooms live, not a way in).',
+      from: { path: '^(src|handlers)/', pathNot: '^src/calls/media/transports/|^src/server\\.ts$' },
+      to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/index\\.ts$' },
+    },
+    {
+      name: 'the-composition-root-names-only-the-list-and-the-bridge',
+      severity: 'error',
+      from: { path: '^src/server\\.ts$' },
+      to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/(index\\.ts$|bridge/)' },
+    },
+    {
       name: 'transports-stay-apart',
       severity: 'error',
-      comment: 'One transport never reaches into another.',
+      comment: 'One transport never reaches into another; phone transports share the phone-line base (transports/phone/), which names none.',
       from: { path: '^src/calls/media/transports/([^/]+)/' },
-      to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/$1/' },
+      to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/($1|phone)/' },
+    },
+    {
+      name: 'metrics-are-a-leaf',
+      severity: 'error',
+      comment: 'Metrics register what their owners declare (a transport its own gauges); they import nothing of the project.',
+      from: { path: '^src/metrics\\.ts$' },
+      to: { path: '^(src|handlers)/' },
     },
     {
       name: 'rooms-below-the-plane',

@@ -267,8 +267,10 @@ async function main() {
     }
     console.log(' done');
 
-    const dropped0 = server.media.stats().chunksDropped;
-    const mediaResult = await runPhase('media plane', CALLS, media, true, () => server.media.stats().chunksDropped - dropped0);
+    /** Chunks dropped for slow listeners (the WebSocket transport counts them) since start. */
+    const listenerChunksDropped = () => server.media.stats().transports.websocket.chunksDropped;
+    const dropped0 = listenerChunksDropped();
+    const mediaResult = await runPhase('media plane', CALLS, media, true, () => listenerChunksDropped() - dropped0);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const relay = await startRelay();
     const relayTargets = media.map((_, i) => ({ stream: `ws://127.0.0.1:${relay.port}/s/${i}`, listen: `ws://127.0.0.1:${relay.port}/l/${i}` }));
@@ -304,8 +306,8 @@ async function main() {
       }
     }
     console.log(' done');
-    const droppedPhones0 = server.media.stats().chunksDropped;
-    const phoneResult = await runPhase('phone calls', CALLS, agents, true, () => server.media.stats().chunksDropped - droppedPhones0, phones);
+    const droppedPhones0 = listenerChunksDropped();
+    const phoneResult = await runPhase('phone calls', CALLS, agents, true, () => listenerChunksDropped() - droppedPhones0, phones);
     printTable([mediaResult, relayResult, phoneResult]);
   } finally {
     await server.stop();

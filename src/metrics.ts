@@ -4,20 +4,20 @@
 // statuses, never organizations or keys (those are in the request log).
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** What the instance holds open when scraped. */
+/** What the instance holds open when scraped (each media transport adds its own gauges: addGauge). */
 export interface OpenCounts {
   eventStreams: number;
   mediaRooms: number;
-  mediaSockets: number;
-  audioSocketConnections: number;
-  twilioStreams: number;
-  /** Totals since start of what slow or stalled receivers lost. */
-  listenerChunksDropped: number;
-  lineFramesDropped: number;
-  twilioFramesDropped: number;
   /** Interpreters connected upstream now, and their reconnects since start. */
   interpreters: number;
   interpreterReconnects: number;
+}
+
+/** A gauge read when scraped: what is open now, or a total kept elsewhere. */
+export interface GaugeMetric {
+  readonly name: string;
+  readonly help: string;
+  read(): number;
 }
 
 export class Metrics {
@@ -55,26 +55,24 @@ export class Metrics {
   });
 
   constructor(open: () => OpenCounts, options: { defaultMetrics?: boolean } = {}) {
-    const gauge = (name: string, help: string, read: (counts: OpenCounts) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read(open()));
-        },
-      });
+    const gauge = (name: string, help: string, read: (counts: OpenCounts) => number) => this.addGauge({ name, help, read: () => read(open()) });
     gauge('event_streams_open', 'Server-sent event streams open on this instance', (c) => c.eventStreams);
     gauge('media_rooms', 'Calls with media on this instance', (c) => c.mediaRooms);
-    gauge('media_sockets_open', 'Media WebSockets (stream, listen, signalling) open on this instance', (c) => c.mediaSockets);
-    gauge('audiosocket_connections_open', 'AudioSocket connections (PBX lines) open on this instance', (c) => c.audioSocketConnections);
-    gauge('twilio_streams_open', 'Twilio media streams admitted on this instance', (c) => c.twilioStreams);
-    gauge('media_listener_chunks_dropped', 'Audio chunks dropped for slow listeners since start', (c) => c.listenerChunksDropped);
-    gauge('media_line_frames_dropped', 'Frames dropped for AudioSocket lines since start', (c) => c.lineFramesDropped);
-    gauge('media_twilio_frames_dropped', 'Frames dropped for Twilio streams since start', (c) => c.twilioFramesDropped);
     gauge('media_interpreters_connected', 'Interpreter sessions (one per direction of a call) connected upstream now', (c) => c.interpreters);
     gauge('media_interpreter_reconnects', 'Times an interpreter session lost its upstream connection since start', (c) => c.interpreterReconnects);
     // Process CPU, memory, event-loop delay and handles, as every Node service reports them.
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Registers a gauge; a name taken already throws (two owners of one metric are a wiring mistake). */
+  addGauge({ name, help, read }: GaugeMetric): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 }

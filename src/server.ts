@@ -8,10 +8,10 @@ import { PrincipalCache } from './auth/principalCache.js';
 import { PresentedMessages } from './sessions/presentedMessages.js';
 import { LocalRevocationBus, type RevocationBus } from './auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
-import { startAudioSocketServer } from './calls/media/transports/audiosocket/server.js';
+import { REFUSAL } from './calls/media/protocol.js';
+import type { TransportFactory } from './calls/media/transport.js';
 import { RedisMediaBridge } from './calls/media/transports/bridge/redisBridge.js';
-import { TwilioTransport } from './calls/media/transports/twilio/server.js';
-import { attachWebSockets } from './calls/media/transports/websocket/server.js';
+import { TRANSPORTS } from './calls/media/transports/index.js';
 import type { AppContext } from './appContext.js';
 import { bootstrap } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -25,6 +25,7 @@ import { loggerFor } from './logging/logger.js';
 import { Metrics } from './metrics.js';
 import { observeLedger } from './money/index.js';
 import { createHttpServer } from './http/connections.js';
+import { routeUpgrades } from './http/upgrades.js';
 import { startPeriodicJobs } from './jobs.js';
 import { WebhookWorker } from './webhooks/worker.js';
 import { FailedAttempts } from './ratelimit/failedAttempts.js';
@@ -44,10 +45,13 @@ export interface RunningServer {
   url: string;
   port: number;
   banner: string | undefined;
-  /** The media plane (WebSocket stream/listen sockets); tests configure it. */
+  /** The media plane (rooms, and the transports' counters by name); tests configure it. */
   media: MediaPlane;
-  /** The bound AudioSocket port (AUDIOSOCKET_PORT=0 picks one); null when it could not listen. */
-  audioSocketPort: number | null;
+  /**
+   * The ports the transports' own listeners bound, by transport name (AUDIOSOCKET_PORT=0 picks one);
+   * null when one could not listen.
+   */
+  ports: Readonly<Record<string, number | null>>;
   /** What the server holds open right now (tests check that nothing is left behind). */
   connectionStats(): Promise<ConnectionStats>;
   stop(): Promise<void>;
@@ -57,9 +61,8 @@ export interface ConnectionStats {
   /** TCP connections of the HTTP server, upgraded ones (WebSockets) included. */
   httpConnections: number;
   eventStreams: number;
-  mediaSockets: number;
-  /** AudioSocket connections, joined or not. */
-  audioSocketConnections: number;
+  /** Connections each media transport holds, admitted or not, by its name. */
+  transports: Record<string, number>;
 }
 
 export interface StartOptions {
@@ -69,6 +72,8 @@ export interface StartOptions {
   memoryDatabase?: MemoryDatabase;
   /** Media plane settings (the billing interval, the clock). */
   media?: MediaPlaneOptions;
+  /** The media transports to start; default: the list in src/calls/media/transports/index.ts (tests add their own). */
+  transports?: readonly TransportFactory[];
   /** The embedded database's worker thread stopped unasked (src/main.ts exits); default: logged. */
   onDatabaseLost?: (error: Error) => void;
 }
@@ -164,12 +169,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         return {
           eventStreams: app.eventStreams.count(),
           mediaRooms: stats.rooms,
-          mediaSockets: stats.sockets,
-          audioSocketConnections: stats.audioSocketConnections,
-          twilioStreams: stats.twilioStreams,
-          listenerChunksDropped: stats.chunksDropped,
-          lineFramesDropped: stats.lineFramesDropped,
-          twilioFramesDropped: stats.twilioFramesDropped,
           interpreters: stats.interpreters,
           interpreterReconnects: stats.interpreterReconnects,
         };
@@ -193,31 +192,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const media = createMediaPlane(app, options.media);
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
     if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.subscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
-    const twilio = new TwilioTransport(media, { events: app.events, failedAttempts: app.failedAttempts });
-    attachWebSockets(httpServer, media, {
-      events: app.events,
-      failedAttempts: app.failedAttempts,
-      socketsPerSide: config.connections.mediaSocketsPerSide,
-      otherUpgrades: [twilio.upgrade],
-      ice: config,
-      now: () => app.now(),
-    });
+    // Whatever transports are listed: the plane counts and closes them, their gauges join /metrics,
+    // their upgrade routes the HTTP server's, and their own listeners open once it listens.
+    const transports = (options.transports ?? TRANSPORTS).map((make) => make({ plane: media, app }));
+    for (const transport of transports) {
+      media.addTransport(transport);
+      for (const gauge of transport.metrics ?? []) app.metrics.addGauge(gauge);
+    }
+    const routes = transports.flatMap((transport) => transport.upgrades ?? []);
+    routeUpgrades(httpServer, routes, { unmatched: REFUSAL.noEndpoint, failedAttempts: app.failedAttempts, logger });
     await new Promise<void>((resolve, reject) => {
       httpServer.once('error', reject);
       httpServer.listen(config.port, config.host, resolve);
     });
     const { port } = httpServer.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-    const audioSocket = await startAudioSocketServer(media, {
-      host: config.host,
-      port: config.audioSocketPort,
-      logger,
-      failedAttempts: app.failedAttempts,
-      uuidTimeoutMs: config.connections.audioSocketUuidTimeoutMs,
-      idleTimeoutMs: config.connections.audioSocketIdleTimeoutMs,
-    });
-    // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
-    if (audioSocket.port !== null) app.audioSocketPort = audioSocket.port;
+    const ports: Record<string, number | null> = {};
+    for (const transport of transports) if (transport.listen) ports[transport.name] = await transport.listen();
 
     let stopping: Promise<void> | undefined;
     // Once, whoever asks (a signal, a test, both).
@@ -232,7 +223,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       shutdown.abort();
       httpServer.closeIdleConnections();
       await media.close();
-      await audioSocket.close();
       stopHangUps();
       await Promise.allSettled([...pendingHangUps]);
       await closed;
@@ -251,10 +241,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         httpServer.getConnections((err, count) => (err ? reject(err) : resolve(count))),
       ),
       eventStreams: app.eventStreams.count(),
-      mediaSockets: media.stats().sockets,
-      audioSocketConnections: media.stats().audioSocketConnections,
+      transports: Object.fromEntries(transports.map((transport) => [transport.name, transport.openConnections()])),
     });
-    return { app, url, port, banner, media, audioSocketPort: audioSocket.port, connectionStats, stop };
+    return { app, url, port, banner, media, ports, connectionStats, stop };
   } catch (err) {
     await instance?.stop().catch(() => undefined);
     await stopRevocations().catch(() => undefined);

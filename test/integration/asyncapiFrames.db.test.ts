@@ -89,7 +89,7 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
     expect(yaml).toEqual(doc);
     const host = new URL(t.server.app.config.publicBaseUrl).host;
     expect(doc.servers.api).toMatchObject({ host, protocol: 'ws' });
-    expect(doc.servers.audiosocket.host).toBe(`${t.server.app.config.audioSocketHost}:${t.server.audioSocketPort}`);
+    expect(doc.servers.audiosocket.host).toBe(`${t.server.app.config.audioSocketHost}:${t.server.ports.audiosocket}`);
     const page = await fetch(`${t.url}/docs/asyncapi`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toBeTruthy();
@@ -224,13 +224,13 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
     );
     const errorCodes = doc.components.messages.AudioSocketError['x-audiosocket-codes'].map((entry: Json) => entry.code);
 
-    const pbx = track(await Pbx.connect(t.server.audioSocketPort!));
+    const pbx = track(await Pbx.connect(t.server.ports.audiosocket!));
     pbx.sendUuid(line.audiosocket_id);
     await sendUntil(() => pbx.send(0x10, Buffer.alloc(320, 1)), () => pbx.audio().length > 0, 'audio back');
     // A newer line for the side hangs this one up.
     await calls.api(`/v1/calls/${call.id}/phone-line`, key, { method: 'POST', body: { side: 'customer' } });
     await pbx.ended;
-    const stranger = track(await Pbx.connect(t.server.audioSocketPort!));
+    const stranger = track(await Pbx.connect(t.server.ports.audiosocket!));
     stranger.send(0x10, Buffer.alloc(320));
     await stranger.ended;
 

@@ -151,7 +151,7 @@ describe(`calls control plane (${backendName})`, () => {
   it('phone lines: a UUID with the public host and port; a new line replaces the old', async () => {
     const { call } = await createCall();
     const first = await (await api(`/v1/calls/${call.id}/phone-line`, { method: 'POST', body: {} })).json();
-    expect(first).toEqual({ audiosocket_id: expect.stringMatching(/^[0-9a-f-]{36}$/), host: 'calls.example.com', port: t.server.audioSocketPort });
+    expect(first).toEqual({ audiosocket_id: expect.stringMatching(/^[0-9a-f-]{36}$/), host: 'calls.example.com', port: t.server.ports.audiosocket });
     const second = await (await api(`/v1/calls/${call.id}/phone-line`, { method: 'POST', body: { side: 'agent' } })).json();
     expect(second.audiosocket_id).not.toBe(first.audiosocket_id);
     const row = await t.server.app.db('calls').where({ id: call.id }).first();

@@ -177,7 +177,7 @@ describe(`guessing is limited per client address (${backendName})`, () => {
   });
 
   it('unknown AudioSocket line ids count per PBX address; beyond the limit the PBX is refused unchecked (0x15)', async () => {
-    const port = t.server.audioSocketPort!;
+    const port = t.server.ports.audiosocket!;
     const refusedWith = async (lineId: string) => {
       const pbx = await Pbx.connect(port);
       pbx.sendUuid(lineId);

@@ -147,11 +147,11 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const onFirst = await callApi(first).join(call.id, call.agentKey);
     const mic = await connect(streamUrl(first, onFirst)); // the room is made on the first instance
     await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
-    const before = second.server.media.stats().bridgeRelaysOpened;
+    const before = second.server.media.stats().transports.bridge.relaysOpened;
     const ear = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
-    await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the listener relayed into the room');
+    await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.listen === 1, 10_000, 'the listener relayed into the room');
     expect(second.server.media.room(call.id)).toBeUndefined();
-    expect(second.server.media.stats().bridgeRelaysOpened).toBe(before + 1);
+    expect(second.server.media.stats().transports.bridge.relaysOpened).toBe(before + 1);
 
     const voice = pattern(9_600, 5);
     await streamAudio(mic, voice, 960, 1);
@@ -174,9 +174,9 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     // The customer's listen socket makes the room on the first instance.
     const ear = await Listener.open(listenUrl(first, await calls.join(call.id, call.customerKey)));
     await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
-    const pbx = await Pbx.connect(second.server.audioSocketPort!);
+    const pbx = await Pbx.connect(second.server.ports.audiosocket!);
     pbx.sendUuid(line.audiosocket_id);
-    await waitUntil(() => first.server.media.room(call.id)!.stats().lines === 1, 10_000, 'the line relayed into the room');
+    await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.line === 1, 10_000, 'the line relayed into the room');
     expect(second.server.media.room(call.id)).toBeUndefined();
 
     const voice = sine(3_200, 8_000, 400); // 0.4 s at 8 kHz, sent at once (the pacing is the server's)
@@ -191,7 +191,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(heardOnLine().subarray(0, expected.length).equals(expected)).toBe(true);
     pbx.send(0x00);
     await pbx.ended;
-    await waitUntil(() => first.server.media.room(call.id)!.stats().lines === 0, 10_000, 'the line to leave the room');
+    await waitUntil(() => (first.server.media.room(call.id)!.stats().endpoints.line ?? 0) === 0, 10_000, 'the line to leave the room');
     ear.close();
   });
 
@@ -203,10 +203,10 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const customer = await calls.join(call.id, call.customerKey);
     const ear = await Listener.open(listenUrl(first, customer));
     await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
-    const relays = second.server.media.stats().bridgeRelaysOpened;
+    const relays = second.server.media.stats().transports.bridge.relaysOpened;
     const phone = await TwilioClient.open(`${wsBase(second)}/media/twilio/${customer.stream!.channel_id}`);
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => second.server.media.stats().twilioStreams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => second.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
 
     const voice = pcm16ToMulaw(sine(3_200, 8_000, 300)); // 0.4 s of 8 kHz mu-law
     phone.media(voice);
@@ -216,7 +216,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     await waitUntil(() => audible(phone.audio(), MULAW_SILENCE).length >= expected.length, 15_000, 'the echo on the phone');
     expect(audible(phone.audio(), MULAW_SILENCE).subarray(0, expected.length).equals(expected)).toBe(true);
     expect(second.server.media.room(call.id)).toBeUndefined();
-    expect(second.server.media.stats().bridgeRelaysOpened).toBe(relays + 1);
+    expect(second.server.media.stats().transports.bridge.relaysOpened).toBe(relays + 1);
 
     // Ended through the room's instance: the stream on the other closes as the call ended.
     expect((await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
@@ -245,7 +245,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const customerHears = await Listener.open(listenUrl(second, customer));
     const agentMic = await connect(streamUrl(first, agent));
     const customerMic = await connect(streamUrl(second, customer));
-    await waitUntil(() => first.server.media.room(call.id)?.stats().streams === 2, 10_000, 'both voices in the one room');
+    await waitUntil(() => first.server.media.room(call.id)?.stats().endpoints.stream === 2, 10_000, 'both voices in the one room');
 
     const agentVoice = pattern(9_600, 100);
     const customerVoice = pattern(4_800, 20_000);
@@ -277,7 +277,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       const call = await videoCall();
       const agent = await Signal.open(signalUrl(first, call.agent)); // the room is made on the first instance
       expect(await agent.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
-      const relays = second.server.media.stats().bridgeRelaysOpened;
+      const relays = second.server.media.stats().transports.bridge.relaysOpened;
       const customer = await Signal.open(signalUrl(second, call.customer));
       // Sent at once, before its instance knows where the room is: it waits, and arrives once.
       const state = '{"type":"state","muted":false,"camera":true,"speaking":false}';
@@ -285,7 +285,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       await agent.next((f) => f.signal?.type === 'state');
       expect(second.server.media.room(call.id)).toBeUndefined();
       expect(first.server.media.room(call.id)).toBeDefined();
-      expect(second.server.media.stats().bridgeRelaysOpened).toBe(relays + 1);
+      expect(second.server.media.stats().transports.bridge.relaysOpened).toBe(relays + 1);
 
       agent.ws.send(offer);
       await customer.next((f) => f.signal?.type === 'offer');
@@ -365,7 +365,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       const add = room.add.bind(room);
       vi.spyOn(room, 'add').mockImplementation((endpoint) => {
         const feed = add(endpoint);
-        resolve(room.stats().listeners);
+        resolve(room.stats().endpoints.listen ?? 0);
         return feed;
       });
     });
@@ -376,7 +376,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       await redis.publish(`${env.REDIS_PREFIX}media:${first.server.app.instanceId}`, JSON.stringify(open));
       expect(await listenersOnEntry).toBe(1);
       // At its next renewal the room's instance finds the sender's lease gone.
-      await waitUntil(() => room.stats().listeners === 0, 20_000, 'the ghost listener gone');
+      await waitUntil(() => (room.stats().endpoints.listen ?? 0) === 0, 20_000, 'the ghost listener gone');
     } finally {
       redis.disconnect();
       mic.close();
@@ -421,7 +421,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
       await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
       // A socket of the call on the other instance, relayed to the room on the first.
       const relayedEar = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
-      await waitUntil(() => first.server.media.room(call.id)!.stats().listeners === 1, 10_000, 'the listener relayed');
+      await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.listen === 1, 10_000, 'the listener relayed');
       const closed = whenClosed(mic);
       await first.server.stop(); // the instance only: the database stays, shared with the other
       expect(await closed).toEqual({ code: 1001, reason: 'server shutting down' });

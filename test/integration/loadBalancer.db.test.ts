@@ -66,7 +66,7 @@ describe.skipIf(backendName !== 'postgres')('two instances behind nginx (deploy/
     expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
     const holders = instances.filter((instance) => instance.server.media.room(call.id) !== undefined);
     expect(holders).toHaveLength(1);
-    expect(instances.map((instance) => instance.server.media.stats().bridgeRelaysOpened)).toEqual([0, 0]);
+    expect(instances.map((instance) => instance.server.media.stats().transports.bridge.relaysOpened)).toEqual([0, 0]);
     mic.close();
     ear.close();
   });

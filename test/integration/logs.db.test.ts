@@ -62,15 +62,15 @@ describe(`the log of a full call and chat holds no secret (${backendName})`, () 
     const lineRes = await calls.api(`/v1/calls/${call.id}/phone-line`, apiKey, { method: 'POST', body: { side: 'customer' } });
     const lineId = remember('line id', (await lineRes.json()).audiosocket_id);
     secrets.set('line id without dashes', lineId.replace(/-/g, ''));
-    const pbx = await Pbx.connect(t.server.audioSocketPort!);
+    const pbx = await Pbx.connect(t.server.ports.audiosocket!);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 1, 5_000, 'the line to join');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 5_000, 'the line to join');
     pbx.send(0x10, sine(160, 8_000, 300));
     pbx.send(0x03, Buffer.from('7'));
     pbx.send(0x00);
     await pbx.ended;
     // An unknown line id is logged as refused, by fingerprint.
-    const stranger = await Pbx.connect(t.server.audioSocketPort!);
+    const stranger = await Pbx.connect(t.server.ports.audiosocket!);
     const unknownLine = remember('unknown line id', '0f0e0d0c-0b0a-4908-8706-050403020100');
     stranger.sendUuid(unknownLine);
     await stranger.ended;

@@ -72,6 +72,17 @@ describe(`metrics (${backendName})`, () => {
     expect(sample(after, 'event_streams_open')).toBe(1);
     expect(grew('event_delivery_lag_seconds_count')).toBe(1);
     expect(sample(after, 'media_rooms')).toBe(0);
+    // The media transports' own gauges keep the names and help operators' dashboards know.
+    for (const [name, help] of [
+      ['media_sockets_open', 'Media WebSockets (stream, listen, signalling) open on this instance'],
+      ['media_listener_chunks_dropped', 'Audio chunks dropped for slow listeners since start'],
+      ['twilio_streams_open', 'Twilio media streams admitted on this instance'],
+      ['media_twilio_frames_dropped', 'Frames dropped for Twilio streams since start'],
+      ['audiosocket_connections_open', 'AudioSocket connections (PBX lines) open on this instance'],
+      ['media_line_frames_dropped', 'Frames dropped for AudioSocket lines since start'],
+    ]) {
+      expect(after).toContain(`# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} 0\n`);
+    }
     expect(sample(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     await reader.cancel();
 

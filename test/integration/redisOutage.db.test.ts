@@ -243,7 +243,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
     const ear = await Listener.open(listenUrl(first, agent));
     // A listen socket on the other instance, relayed to the room: it hears nothing while Redis is away.
     const relayedBefore = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
-    await waitUntil(() => first.server.media.room(call.id)?.stats().listeners === 2, PATIENCE_MS, 'both listeners in the room');
+    await waitUntil(() => first.server.media.room(call.id)?.stats().endpoints.listen === 2, PATIENCE_MS, 'both listeners in the room');
     const probe = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     const roomKey = `${prefix}room:${call.id}`;
     try {

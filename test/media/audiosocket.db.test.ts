@@ -20,7 +20,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     t = await startTestServer({ AUDIOSOCKET_PORT: '0' });
     key = (await t.createKey(await t.createOrg({ name: 'PBX Org' }), 'test')).key;
     calls = callApi(t);
-    port = t.server.audioSocketPort!;
+    port = t.server.ports.audiosocket!;
     expect(port).toBeGreaterThan(0);
   });
   afterAll(() => t?.stop());
@@ -36,7 +36,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     const { id, lineId, customerKey } = await callWithLine('customer');
     const pbx = await Pbx.connect(port);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(id)?.stats().lines ?? 0) === 1, 2_000, 'the line to join');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line to join');
     // The side's listen socket hears the phone's voice too, at 24 kHz.
     const customer = await calls.join(id, customerKey);
     const ear = await Listener.open(listenUrl(t, customer));
@@ -71,7 +71,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     // Hangup from the PBX: the line leaves, the call stays open.
     pbx.send(0x00);
     await pbx.ended;
-    await waitUntil(() => (t.server.media.room(id)?.stats().lines ?? 0) === 0, 2_000, 'the line to leave');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 0, 2_000, 'the line to leave');
     expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
     ear.close();
   });
@@ -96,10 +96,10 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     await calls.setLanguage(call.id, call.customerKey, 'de');
     const later = await Pbx.connect(port);
     later.sendUuid(line.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
     expect(later.messages).toHaveLength(0);
     later.send(0x00);
-    await waitUntil(() => !t.server.media.room(call.id)?.stats().lines, 2_000, 'the line to leave');
+    await waitUntil(() => !t.server.media.room(call.id)?.stats().endpoints.line, 2_000, 'the line to leave');
   });
 
   it('a first message that is not a UUID is refused the same way', async () => {
@@ -116,7 +116,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     old.sendUuid(lineId);
     const agentPbx = await Pbx.connect(port);
     agentPbx.sendUuid(agentLine.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(id)?.stats().lines ?? 0) === 2, 2_000, 'both lines');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 2, 2_000, 'both lines');
 
     const fresh = await (await calls.api(`/v1/calls/${id}/phone-line`, key, { method: 'POST', body: { side: 'customer' } })).json();
     await old.ended;
@@ -130,7 +130,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     expect(retry.messages[0].kind).toBe(0xff);
     const next = await Pbx.connect(port);
     next.sendUuid(fresh.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(id)?.stats().lines ?? 0) === 2, 2_000, 'the new line');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 2, 2_000, 'the new line');
     expect(agentPbx.socket.destroyed).toBe(false);
 
     // Ending the call hangs up every line.
@@ -149,7 +149,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     const { id, lineId } = await callWithLine('agent');
     const pbx = await Pbx.connect(port);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(id)?.stats().lines ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
     pbx.send(0x10, sine(250, 8_000, 300)); // 31.25 ms: one whole frame and a bit
     pbx.send(0x03, Buffer.from('5')); // DTMF is ignored
     await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 5_000, 'the padded tail');

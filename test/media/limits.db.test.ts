@@ -45,7 +45,7 @@ describe(`media connection limits (${backendName})`, () => {
         return false;
       }
     }, 10_000, 'a listen place to free up');
-    expect(t.server.media.stats().refusals[429]).toBeGreaterThanOrEqual(2);
+    expect(t.server.media.stats().transports.websocket.refused429).toBeGreaterThanOrEqual(2);
 
     const closed = [...ears.map((ear) => ear.ws), ...mics, agentEar.ws, agentMic].map(whenClosed);
     for (const ws of [...ears.map((ear) => ear.ws), ...mics, agentEar.ws, agentMic]) ws.close();
@@ -55,11 +55,11 @@ describe(`media connection limits (${backendName})`, () => {
   it('hangs up a joined phone line that sends nothing for the idle timeout', async () => {
     const call = await calls.createCall(key, { customer_language: 'fi' });
     const line = await (await calls.api(`/v1/calls/${call.id}/phone-line`, key, { method: 'POST', body: { side: 'customer' } })).json();
-    const pbx = await Pbx.connect(t.server.audioSocketPort!);
+    const pbx = await Pbx.connect(t.server.ports.audiosocket!);
     pbx.sendUuid(line.audiosocket_id);
     await pbx.ended;
     // A hangup (0x00), not a refusal (0xff): the line had joined.
     expect(pbx.messages.map((message) => message.kind)).toEqual([0x00]);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 0, 5_000, 'the line to leave');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 0, 5_000, 'the line to leave');
   });
 });

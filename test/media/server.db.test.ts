@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
+import { misbehave, rawRequest, webSocketUpgrade } from '../support/hostile.js';
 import { startTestServer, TEST_ADMIN_TOKEN } from '../support/testServer.js';
 import { Listener, Pbx, callApi, connect, listenUrl, streamUrl, waitUntil, whenClosed } from './support.js';
 
@@ -49,14 +50,28 @@ describe(`media plane and the HTTP server (${backendName})`, () => {
     const customer = await calls.join(call.id, call.customerKey);
     const mic = await connect(streamUrl(t, customer));
     const ear = await Listener.open(listenUrl(t, customer));
-    const pbx = await Pbx.connect(t.server.audioSocketPort!);
+    const pbx = await Pbx.connect(t.server.ports.audiosocket!);
     pbx.sendUuid(line.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().lines ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
     const micClosed = whenClosed(mic);
     await t.stop();
     expect(await micClosed).toEqual({ code: 1001, reason: 'server shutting down' });
     expect(await ear.closed).toEqual({ code: 1001, reason: 'server shutting down' });
     await pbx.ended;
     expect(pbx.messages.at(-1)?.kind).toBe(0x00);
+  });
+
+  it('answers a WebSocket upgrade whose target is not a URL as an unknown media endpoint (404), never a 500', async () => {
+    const t = await startTestServer();
+    try {
+      for (const target of ['http://[/media/stream/x', 'http://a:99999/media/listen/x']) {
+        const { received } = await misbehave(t.server.port, [rawRequest('GET', target, webSocketUpgrade())], { finish: true });
+        const [head, body] = received.toString().split('\r\n\r\n');
+        expect(head).toMatch(/^HTTP\/1\.1 404 /);
+        expect(JSON.parse(body).detail).toMatch(/^no such media endpoint/);
+      }
+    } finally {
+      await t.stop();
+    }
   });
 });

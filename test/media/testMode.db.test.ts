@@ -177,7 +177,7 @@ describe(`media plane, test mode (${backendName})`, () => {
       headset = await connect(streamUrl(t, agent));
       laptop = await connect(streamUrl(t, agent).replace(/source_id=[^&]+/, 'source_id=laptop'));
       // A socket is in its room before its client hears that it opened.
-      expect(t.server.media.room(id)?.stats().streams).toBe(2);
+      expect(t.server.media.room(id)?.stats().endpoints.stream).toBe(2);
       for (let offset = 0; offset < voiceA.length; offset += 960) {
         headset.send(voiceA.subarray(offset, offset + 960));
         laptop.send(voiceB.subarray(offset, offset + 960));

@@ -30,7 +30,7 @@ describe(`Twilio media streams (${backendName})`, () => {
     const { call, customer } = await readyCall();
     const phone = await TwilioClient.open(streamUrl(customer));
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
     expect(await eventTypes(call.id)).toContain('call.joined');
 
     const voice = pcm16ToMulaw(sine(8_000, 8_000, 300)); // one second of 8 kHz audio
@@ -64,7 +64,7 @@ describe(`Twilio media streams (${backendName})`, () => {
     const phone = await TwilioClient.open(streamUrl(customer));
     phone.echoMarks = false;
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
     phone.media(pcm16ToMulaw(sine(4_000, 8_000, 300)));
     await phone.waitForAudio(FRAME_BYTES * 5);
     await calls.setLanguage(call.id, call.agentKey, 'de');
@@ -91,14 +91,14 @@ describe(`Twilio media streams (${backendName})`, () => {
     const garbage = await TwilioClient.open(streamUrl(customer));
     garbage.ws.send('{"event":"start","start":{"streamSid":"MZ1","mediaFormat":{"encoding":"audio/l16","sampleRate":16000,"channels":1}}}');
     expect((await garbage.closed).code).toBe(1007);
-    expect(t.server.media.stats().twilioStreams).toBe(0);
+    expect(t.server.media.stats().transports.twilio.streams).toBe(0);
   });
 
   it('ending the call closes the stream (4000)', async () => {
     const { calls, call, customer } = await readyCall();
     const phone = await TwilioClient.open(streamUrl(customer));
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => t.server.media.stats().twilioStreams >= 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams >= 1, 10_000, 'the stream admitted');
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
     expect(await phone.closed).toEqual({ code: 4000, reason: 'call ended' });
   });

@@ -56,7 +56,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const agentMic = await connect(streamUrl(t, agent));
     const phone = await TwilioClient.open(url);
     phone.start({ token });
-    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 10_000, 'the phone stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the phone stream admitted');
 
     // The single-use token opens no second stream.
     const replay = await TwilioClient.open(url);
@@ -103,7 +103,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const phone = await TwilioClient.open(url);
     phone.start({ token });
     // Audio for a stream whose token is still being checked is not queued for it: wait until it is in.
-    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 15_000, 'the phone stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 15_000, 'the phone stream admitted');
     await customerHears.waitForFrame((frame) => frame.type === 'provenance');
 
     const silence = Buffer.alloc(INTERPRETER_FRAME_BYTES); // a silent frame ends a turn of speech
@@ -131,7 +131,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const expected = pcm16ToMulaw(downsampler.process(negatePcm16(turn2))).subarray(0, -160);
     await waitUntil(() => mediaBytes(phone.received.slice(cleared)).length >= expected.length, 15_000, 'turn 2 on the phone');
     expect(mediaBytes(phone.received.slice(cleared)).subarray(0, expected.length).equals(expected)).toBe(true);
-    expect(t.server.media.stats().twilioClears).toBeGreaterThanOrEqual(1);
+    expect(t.server.media.stats().transports.twilio.clears).toBeGreaterThanOrEqual(1);
 
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
     await phone.closed;

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import createClient from 'openapi-fetch';
 import type { DestinationStream } from 'pino';
+import type { TransportFactory } from '../../src/calls/media/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerFor } from '../../src/logging/logger.js';
 import type { paths } from '../../src/generated/api.js';
@@ -36,6 +37,8 @@ export interface TestServerOptions {
   logDestination?: DestinationStream;
   /** The address the server is given for its fresh PostgreSQL database (e.g. through a proxy). */
   databaseUrl?: (url: string) => string;
+  /** The media transports to start (default: the server's list); a test adds one of its own. */
+  transports?: readonly TransportFactory[];
 }
 
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -60,6 +63,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const server = await startServer(config, {
     logger: loggerFor({ ...config, logLevel: options.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' }, options.logDestination),
     memoryDatabase: database.memory,
+    transports: options.transports,
   });
   const client = (key?: string) =>
     createClient<paths>({ baseUrl: server.url, headers: key ? { Authorization: `Bearer ${key}` } : {} });

@@ -41,7 +41,7 @@ describe(`the log of a dialled phone holds no secret (${backendName})`, () => {
 
     const phone = await TwilioClient.open(`${wsBase(t)}${path}`);
     phone.start({ token });
-    await waitUntil(() => t.server.media.stats().twilioStreams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
     phone.media(pcm16ToMulaw(sine(1_600, 8_000, 300)));
     const leg = await t.server.app.db('phone_legs').where({ twilio_call_sid: sid }).first();
     const params = { AccountSid: twilio.accountSid, CallSid: sid, CallStatus: 'in-progress' };

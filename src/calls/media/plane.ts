@@ -1,7 +1,7 @@
 // The media plane: one room per open call, the transports that bring endpoints into rooms, call
 // signals from the bus routed to the rooms, the clock that drives mixing and billing, and shutdown.
-// Transports: ./transports/ (browser and machine WebSockets, AudioSocket phone lines). Wire contract
-// of the WebSockets: ./protocol.ts.
+// Transports plug in (./transport.ts; they are listed in ./transports/index.ts) and the plane counts
+// and closes them by name, whatever they are. Wire contract of the WebSockets: ./protocol.ts.
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { EngineRegistry } from '../../engines/registry.js';
@@ -28,41 +28,28 @@ export interface MediaDeps {
   engines: EngineRegistry;
 }
 
-/** Counters of the plane: its rooms' endpoints, and what its transports report of their connections. */
+/** Counters of the plane: its rooms and their endpoints, interpreters, and each transport's own. */
 export interface MediaStats {
   rooms: number;
-  streams: number;
-  listeners: number;
-  lines: number;
-  /** WAV chunks sent to listeners, and dropped for slow ones (open and closed listeners). */
-  chunksSent: number;
-  chunksDropped: number;
-  /** WebSockets: stream frames received, open media sockets, refusals by HTTP status. */
-  framesReceived: number;
-  bytesReceived: number;
-  sockets: number;
-  refusals: Record<number, number>;
-  /** AudioSocket: connections (admitted or not), 20 ms frames sent to lines and dropped. */
-  audioSocketConnections: number;
-  lineFramesSent: number;
-  lineFramesDropped: number;
-  /** Twilio: admitted media streams, 20 ms frames sent to phones and dropped, clears of stale audio. */
-  twilioStreams: number;
-  twilioFramesSent: number;
-  twilioFramesDropped: number;
-  twilioClears: number;
+  /** Endpoints in the rooms here, by kind (each transport names its own: `stream`, `line`, ...). */
+  endpoints: Record<string, number>;
   /** Interpreters connected upstream now, and their reconnects since start (rooms closed since included). */
   interpreters: number;
   interpreterReconnects: number;
-  /** Several instances: endpoints of this instance relayed to rooms elsewhere, and of others hosted here (since start). */
-  bridgeRelaysOpened: number;
-  bridgeRelaysHosted: number;
+  /** What each transport counts of its connections (closed ones included), by the transport's name. */
+  transports: Record<string, TransportCounters>;
 }
 
-/** What a transport registers so that the plane can count its connections and close them at shutdown. */
+export type TransportCounters = Readonly<Record<string, number>>;
+
+/**
+ * What the plane knows of a transport: its name and counters, and that it closes at shutdown. The
+ * plug-in contract (upgrade routes, listeners, metrics) is ./transport.ts.
+ */
 export interface Transport {
+  readonly name: string;
   /** The transport's own counters (closed connections included). */
-  stats(): Partial<MediaStats>;
+  stats(): TransportCounters;
   /** Stop taking connections and close the ones still open. */
   close(): Promise<void>;
 }
@@ -151,7 +138,9 @@ export class MediaPlane {
     if (options.billingIntervalMs !== undefined) this.settings.billingIntervalMs = options.billingIntervalMs;
   }
 
+  /** A transport the plane counts by its name and closes at shutdown; a name taken already throws. */
   addTransport(transport: Transport): void {
+    if (this.transports.some((other) => other.name === transport.name)) throw new Error(`a media transport named ${transport.name} is there already`);
     this.transports.push(transport);
   }
 
@@ -276,37 +265,11 @@ export class MediaPlane {
   }
 
   stats(): MediaStats {
-    const stats: MediaStats = {
-      rooms: this.rooms.size,
-      streams: 0,
-      listeners: 0,
-      lines: 0,
-      chunksSent: 0,
-      chunksDropped: 0,
-      framesReceived: 0,
-      bytesReceived: 0,
-      sockets: 0,
-      refusals: {},
-      audioSocketConnections: 0,
-      lineFramesSent: 0,
-      lineFramesDropped: 0,
-      twilioStreams: 0,
-      twilioFramesSent: 0,
-      twilioFramesDropped: 0,
-      twilioClears: 0,
-      interpreters: 0,
-      interpreterReconnects: this.reconnectsOfClosedRooms,
-      bridgeRelaysOpened: 0,
-      bridgeRelaysHosted: 0,
-    };
-    for (const transport of this.transports) Object.assign(stats, transport.stats());
+    const stats: MediaStats = { rooms: this.rooms.size, endpoints: {}, interpreters: 0, interpreterReconnects: this.reconnectsOfClosedRooms, transports: {} };
+    for (const transport of this.transports) stats.transports[transport.name] = transport.stats();
     for (const room of this.rooms.values()) {
       const roomStats = room.stats();
-      stats.streams += roomStats.streams;
-      stats.listeners += roomStats.listeners;
-      stats.lines += roomStats.lines;
-      stats.chunksSent += roomStats.chunksSent;
-      stats.chunksDropped += roomStats.chunksDropped;
+      for (const [kind, count] of Object.entries(roomStats.endpoints)) stats.endpoints[kind] = (stats.endpoints[kind] ?? 0) + count;
       for (const direction of [roomStats.directions.agent, roomStats.directions.customer]) {
         if (direction.interpreting) stats.interpreters++;
         stats.interpreterReconnects += direction.reconnects;

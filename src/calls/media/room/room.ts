@@ -317,7 +317,9 @@ export class CallRoom implements DirectionHost {
   }
 
   stats() {
-    const count = (kind: string) => [...this.endpoints].filter((endpoint) => endpoint.kind === kind).length;
+    /** By kind (each transport names its own: `stream`, `listen`, `line`, ...). */
+    const endpoints: Record<string, number> = {};
+    for (const { kind } of this.endpoints) endpoints[kind] = (endpoints[kind] ?? 0) + 1;
     let chunksSent = 0;
     let chunksDropped = 0;
     let maxBufferedBytes = 0;
@@ -329,9 +331,7 @@ export class CallRoom implements DirectionHost {
       }
     }
     return {
-      streams: count('stream'),
-      listeners: count('listen'),
-      lines: count('line'),
+      endpoints,
       chunksSent,
       chunksDropped,
       maxBufferedBytes,

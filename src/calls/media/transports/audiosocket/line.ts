@@ -1,18 +1,13 @@
-// One PBX connection speaking AudioSocket: the UUID that names its line, then audio both ways. Once
-// admitted it is a room endpoint playing one side: its 8 kHz voice resampled to 24 kHz in, what the
-// side hears resampled to 8 kHz and paced out in 20 ms frames. Protocol: ./protocol.ts.
+// One PBX connection speaking AudioSocket (./protocol.ts) as a phone line (../phone/line.ts): the UUID
+// that names its line, then 8 kHz slin16 audio both ways, one message per frame, over TCP.
 import type net from 'node:net';
-import type { Logger } from 'pino';
 import { fingerprint } from '../../../../logging/redact.js';
-import type { Side } from '../../../side.js';
 import type { Refused } from '../../admission.js';
-import { PacedFrames } from '../../audio/pacedFrames.js';
-import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../audio/pcm.js';
-import { EndpointState, type EndReason, type MediaDuplex } from '../../endpoints.js';
-import type { AudioFeed } from '../../room/room.js';
+import type { EndReason } from '../../endpoints.js';
+import { PhoneLine, type AdmittedLine, type LineEnding, type LineHost, type PhoneCodec } from '../phone/line.js';
+import { CLOSE_GRACE_MS } from '../phone/lines.js';
 import {
   FRAME_BYTES,
-  FRAME_MS,
   KIND,
   LINE_ERROR,
   MessageReader,
@@ -23,13 +18,8 @@ import {
   type Message,
 } from './protocol.js';
 
-/** What may wait to be played to a line: 5 s of 8 kHz audio (interpreters can answer in bursts). */
-const MAX_QUEUED_BYTES = 5 * 16_000;
-/** Unsent bytes in the TCP socket beyond which frames are dropped (the PBX is not reading). */
-const MAX_SOCKET_BACKLOG_BYTES = 64 * 1024;
-/** A partial last frame is padded with silence once no more audio came for this long. */
-const TAIL_WAIT_MS = 2 * FRAME_MS;
-export const CLOSE_GRACE_MS = 2_000;
+/** Signed linear 16-bit: the wire carries 8 kHz PCM as it is. */
+const SLIN16: PhoneCodec = { frameBytes: FRAME_BYTES, silence: 0, encode: (pcm8k) => pcm8k, decode: (wire) => wire };
 
 const REFUSAL_CODES: Record<Refused['refused'], number> = {
   unknown_line: LINE_ERROR.unknownLine,
@@ -56,82 +46,23 @@ const HANGUP_REASONS: Record<EndReason, string> = {
   reconnect: 'reconnect',
 };
 
-/** The line as its room sees it: the side's voice in, what the side hears out. */
-class PhoneLine extends EndpointState implements MediaDuplex {
-  readonly credential = 'line' as const;
-  readonly kind = 'line';
-  readonly format = 'pcm' as const;
-  readonly sourceKey: string;
-
-  constructor(
-    readonly side: Side,
-    private readonly connection: AudioSocketConnection,
-  ) {
-    super();
-    this.sourceKey = `line:${connection.lineRef}`;
-  }
-
-  audio(pcm24k: Buffer): void {
-    this.connection.play(pcm24k);
-  }
-
-  protected close(reason: EndReason): void {
-    this.connection.hangup(HANGUP_REASONS[reason]);
-  }
-}
-
-export interface AdmittedLine {
-  callId: string;
-  side: Side;
-  /** Puts the line into its call's room; returns the feed of its voice. */
-  enter(line: MediaDuplex): AudioFeed;
-}
-
-export interface LineHost {
-  readonly log: Logger;
-  readonly uuidTimeoutMs: number;
-  readonly idleTimeoutMs: number;
-  /** Runs the line's admission and, when admitted, puts it into its call's room. */
-  admit(connection: AudioSocketConnection): Promise<Refused | AdmittedLine>;
-  closed(connection: AudioSocketConnection): void;
-}
-
-export class AudioSocketConnection {
+export class AudioSocketLine extends PhoneLine {
+  protected readonly kind = 'line';
   /** The line id is a secret (whoever knows it plays the side): logs name it by fingerprint only. */
   lineId = '';
-  private state: 'awaiting_uuid' | 'validating' | 'active' | 'closed' = 'awaiting_uuid';
   private readonly reader = new MessageReader();
-  private readonly upsampler = new Upsampler8kTo24k();
-  private readonly downsampler = new Downsampler24kTo8k();
-  private line: PhoneLine | null = null;
-  private feed: AudioFeed | null = null;
-  private readonly paced = new PacedFrames({
-    frameBytes: FRAME_BYTES,
-    frameMs: FRAME_MS,
-    maxQueuedBytes: MAX_QUEUED_BYTES,
-    tailWaitMs: TAIL_WAIT_MS,
-    silence: 0,
-  });
-  private readonly uuidTimer: NodeJS.Timeout;
-  private idleTimer: NodeJS.Timeout | null = null;
-  framesSent = 0;
-  /** Frames dropped: beyond the queue limit, or while the socket was backed up. */
-  get framesDropped(): number {
-    return this.paced.framesDropped;
-  }
 
   constructor(
     readonly socket: net.Socket,
-    private readonly host: LineHost,
+    host: LineHost,
+    /** Admission of the line its UUID names. */
+    private readonly admit: (line: AudioSocketLine) => Promise<AdmittedLine | Refused>,
   ) {
+    super(SLIN16, host);
     socket.setNoDelay(true);
     socket.on('data', (data) => this.receive(data));
     socket.on('error', (err) => host.log.debug({ err }, 'audiosocket: connection error'));
-    socket.on('close', () => this.closed());
-    this.uuidTimer = setTimeout(() => {
-      if (this.state === 'awaiting_uuid') this.refuse(LINE_ERROR.badFirstMessage, 'no UUID within the time allowed');
-    }, host.uuidTimeoutMs);
-    this.uuidTimer.unref();
+    socket.on('close', () => this.connectionClosed());
   }
 
   /** How logs name the line: a fingerprint of its id, never the id. */
@@ -139,17 +70,13 @@ export class AudioSocketConnection {
     return this.lineId ? fingerprint(this.lineId) : null;
   }
 
-  private get log(): Logger {
-    return this.host.log;
-  }
-
-  private get isClosed(): boolean {
-    return this.state === 'closed';
+  protected logFields() {
+    return { line: this.lineRef };
   }
 
   private receive(data: Buffer): void {
-    if (this.state === 'closed') return;
-    this.idleTimer?.refresh();
+    if (this.isClosed) return;
+    this.heardFrom();
     for (const message of this.reader.push(data)) {
       this.handle(message);
       if (this.isClosed) return;
@@ -157,121 +84,85 @@ export class AudioSocketConnection {
   }
 
   private handle({ kind, payload }: Message): void {
-    if (this.state === 'awaiting_uuid') {
+    if (this.awaitingFirstMessage) {
       if (kind !== KIND.uuid || payload.length !== 16) {
-        this.refuse(LINE_ERROR.badFirstMessage, `first message must be a 16-byte UUID, got kind 0x${kind.toString(16)}`);
+        this.end({ by: 'bad_message', detail: `first message must be a 16-byte UUID, got kind 0x${kind.toString(16)}` });
         return;
       }
-      clearTimeout(this.uuidTimer);
       this.lineId = uuidFromBytes(payload);
-      this.state = 'validating';
-      void this.join();
+      void this.join(() => this.admit(this));
       return;
     }
+    const log = this.host.log;
     switch (kind) {
       case KIND.audio:
-        // Audio that arrives while the line id is being checked is dropped (a few milliseconds).
-        if (this.state === 'active' && this.feed && payload.length) this.feed(this.upsampler.process(payload));
+        this.hear(payload);
         break;
       case KIND.hangup:
-        this.log.debug({ line: this.lineRef }, 'audiosocket: the PBX hung up');
-        this.end();
+        log.debug({ line: this.lineRef }, 'audiosocket: the PBX hung up');
+        this.end({ by: 'hung_up' });
         break;
       case KIND.error:
-        this.log.warn({ line: this.lineRef, code: payload.length ? payload[0] : null }, 'audiosocket: the PBX reported an error');
-        this.end();
+        log.warn({ line: this.lineRef, code: payload.length ? payload[0] : null }, 'audiosocket: the PBX reported an error');
+        this.end({ by: 'hung_up' });
         break;
       case KIND.dtmf:
         // Digits are not logged: callers type PINs and card numbers.
-        this.log.debug({ line: this.lineRef }, 'audiosocket: DTMF ignored');
+        log.debug({ line: this.lineRef }, 'audiosocket: DTMF ignored');
         break;
       default:
-        this.log.debug({ line: this.lineRef, kind }, 'audiosocket: unknown message kind ignored');
+        log.debug({ line: this.lineRef, kind }, 'audiosocket: unknown message kind ignored');
     }
   }
 
-  private async join(): Promise<void> {
-    try {
-      const admitted = await this.host.admit(this);
-      if ('refused' in admitted) {
-        this.refuse(REFUSAL_CODES[admitted.refused], admitted.refused);
+  protected get unsentBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  protected sendFrame(frame: Buffer): void {
+    this.socket.write(audioMessage(frame));
+  }
+
+  /** A hangup message, or an error message whose code says why (the PBX may not take the line), then the close. */
+  protected hangUp(ending: LineEnding): void {
+    switch (ending.by) {
+      case 'server':
+        return this.hangUpWith(HANGUP_REASONS[ending.reason]);
+      case 'silence':
+        return this.hangUpWith(`no message for ${this.host.idleTimeoutMs} ms`);
+      case 'no_first_message':
+        return this.refuse(LINE_ERROR.badFirstMessage, 'no UUID within the time allowed');
+      case 'bad_message':
+        return this.refuse(LINE_ERROR.badFirstMessage, ending.detail);
+      case 'refused':
+        return this.refuse(REFUSAL_CODES[ending.refusal.refused], ending.refusal.refused);
+      case 'internal_error':
+        return this.refuse(LINE_ERROR.internal, 'internal error');
+      case 'hung_up':
+        return this.closeAfter(null);
+      case 'closed':
         return;
-      }
-      // The PBX went away while the line was being checked.
-      if (this.state !== 'validating') return;
-      const line = new PhoneLine(admitted.side, this);
-      this.line = line;
-      this.state = 'active';
-      this.feed = admitted.enter(line);
-      this.idleTimer = setTimeout(() => this.hangUpIdle(), this.host.idleTimeoutMs);
-      this.idleTimer.unref();
-      this.log.info({ line: this.lineRef, call_id: admitted.callId, side: admitted.side }, 'audiosocket: line joined');
-    } catch (err) {
-      this.log.error({ err, line: this.lineRef }, 'audiosocket: could not open the line');
-      this.refuse(LINE_ERROR.internal, 'internal error');
     }
   }
 
-  /** Error frame, then close (the PBX learns why in the code). */
+  private hangUpWith(reason: string): void {
+    this.host.log.info({ line: this.lineRef, reason }, 'audiosocket: hanging up');
+    this.closeAfter(hangupMessage());
+  }
+
   private refuse(code: number, why: string): void {
-    if (this.state === 'closed') return;
-    this.log.info({ line: this.lineRef, why }, 'audiosocket: line refused');
-    this.state = 'closed';
-    this.socket.end(errorMessage(code));
-    this.destroyLater();
+    this.host.log.info({ line: this.lineRef, why }, 'audiosocket: line refused');
+    this.closeAfter(errorMessage(code));
   }
 
-  /** What the side hears (24 kHz), queued for pacing at 8 kHz. */
-  play(pcm24k: Buffer): void {
-    if (this.state !== 'active') return;
-    this.paced.push(this.downsampler.process(pcm24k), Date.now());
-  }
-
-  /** Ends the line: hangup to the PBX, then the connection closes. */
-  hangup(reason: string): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.line?.detach();
-    if (this.state === 'closed') return;
-    this.log.info({ line: this.lineRef, reason }, 'audiosocket: hanging up');
-    this.state = 'closed';
-    this.socket.end(hangupMessage());
-    this.destroyLater();
-  }
-
-  /** A line that went quiet: the PBX is gone without saying so. */
-  private hangUpIdle(): void {
-    this.hangup(`no message for ${this.host.idleTimeoutMs} ms`);
-  }
-
-  /** Sends what is due: one 320-byte frame per 20 ms of wall time, never an empty frame. */
-  pump(now: number): void {
-    if (this.state !== 'active') return;
-    this.paced.due(now, (frame) => {
-      if (this.socket.writableLength > MAX_SOCKET_BACKLOG_BYTES) return false;
-      this.socket.write(audioMessage(frame));
-      this.framesSent++;
-      return true;
-    });
-  }
-
-  /** The PBX hung up or reported an error: the line leaves the call (the call stays open). */
-  private end(): void {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    this.line?.detach();
-    this.socket.end();
-    this.destroyLater();
-  }
-
-  private destroyLater(): void {
+  /** Ends our side after `last`; a PBX that does not close its own within the grace is dropped. */
+  private closeAfter(last: Buffer | null): void {
+    if (last) this.socket.end(last);
+    else this.socket.end();
     setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
   }
 
-  private closed(): void {
-    clearTimeout(this.uuidTimer);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.state = 'closed';
-    this.line?.detach();
-    this.host.closed(this);
+  destroy(): void {
+    this.socket.destroy();
   }
 }

@@ -1,134 +1,118 @@
-// The AudioSocket transport: a TCP server where a PBX line (Asterisk `AudioSocket(<line id>,<host>:<port>)`)
-// connects to play one side of a call. Connections: ./line.ts; admission: ./admission.ts; protocol:
-// ./protocol.ts. One pacer sends every line's audio in real time.
+// The AudioSocket transport: a TCP server of its own where a PBX line (Asterisk
+// `AudioSocket(<line id>,<host>:<port>)`) connects to play one side of a call. Lines: ./line.ts, on the
+// shared phone-line base (../phone/); admission: ./admission.ts; protocol: ./protocol.ts.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
+import type { GaugeMetric } from '../../../../metrics.js';
 import { lineOf } from '../../../calls.js';
-import type { MediaPlane, Transport } from '../../plane.js';
+import type { Refused } from '../../admission.js';
+import type { MediaPlane } from '../../plane.js';
+import type { MediaTransport, TransportContext, TransportFactory } from '../../transport.js';
+import type { AdmittedLine } from '../phone/line.js';
+import { PhoneLines } from '../phone/lines.js';
 import { admitLine, type LineAdmission } from './admission.js';
-import { AudioSocketConnection, CLOSE_GRACE_MS, type AdmittedLine, type LineHost } from './line.js';
+import { AudioSocketLine } from './line.js';
 import { LINE_ERROR, errorMessage } from './protocol.js';
 
-export interface AudioSocketServer extends Transport {
-  /** The bound port; null when the server could not listen (the error was logged). */
-  port: number | null;
-}
+export class AudioSocketTransport implements MediaTransport {
+  readonly name = 'audiosocket';
+  readonly metrics: readonly GaugeMetric[];
+  private readonly lines: PhoneLines;
+  private readonly log: Logger;
+  private server: net.Server | null = null;
+  private closing = false;
 
-export interface AudioSocketOptions {
-  host: string;
-  port: number;
-  logger: Logger;
-  /** Unknown line ids count per PBX address; an address over the limit is refused unchecked. */
-  failedAttempts: FailedAttempts;
-  /** A connection must send its UUID within this time. */
-  uuidTimeoutMs: number;
-  /** A joined line that sends no message for this long is hung up (a PBX sends audio every 20 ms). */
-  idleTimeoutMs: number;
-}
+  constructor(
+    private readonly plane: MediaPlane,
+    private readonly app: TransportContext['app'],
+  ) {
+    this.log = app.logger.child({ component: 'audiosocket' });
+    const { connections } = app.config;
+    this.lines = new PhoneLines(this.name, plane, this.log, {
+      firstMessageTimeoutMs: connections.audioSocketUuidTimeoutMs,
+      idleTimeoutMs: connections.audioSocketIdleTimeoutMs,
+    });
+    this.metrics = [
+      { name: 'audiosocket_connections_open', help: 'AudioSocket connections (PBX lines) open on this instance', read: () => this.lines.size },
+      { name: 'media_line_frames_dropped', help: 'Frames dropped for AudioSocket lines since start', read: () => this.lines.counters().framesDropped },
+    ];
+  }
 
-const PACE_TICK_MS = 10;
+  /** Listens for PBX lines; a port already taken is logged and leaves phone lines unavailable. */
+  async listen(): Promise<number | null> {
+    const { host, audioSocketPort: port } = this.app.config;
+    const server = net.createServer((socket) => this.connected(socket));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err;
+      this.log.error({ err, port }, `AudioSocket port ${port} is not available (${code}): phone lines are disabled; set AUDIOSOCKET_PORT`);
+      return null;
+    }
+    server.on('error', (err) => this.log.error({ err }, 'audiosocket: server error'));
+    this.server = server;
+    const bound = (server.address() as AddressInfo).port;
+    // Phone-line answers name the port really bound (AUDIOSOCKET_PORT=0 picks a free one).
+    this.app.audioSocketPort = bound;
+    this.log.debug({ port: bound }, 'audiosocket: listening');
+    return bound;
+  }
 
-/** Listens for PBX lines; a port already taken is logged and leaves phone lines unavailable. */
-export async function startAudioSocketServer(media: MediaPlane, options: AudioSocketOptions): Promise<AudioSocketServer> {
-  const log = options.logger.child({ component: 'audiosocket' });
-  const connections = new Set<AudioSocketConnection>();
-  let pacer: NodeJS.Timeout | null = null;
-  let closing = false;
-  const totals = { lineFramesSent: 0, lineFramesDropped: 0 };
-
-  const host: LineHost = {
-    log,
-    uuidTimeoutMs: options.uuidTimeoutMs,
-    idleTimeoutMs: options.idleTimeoutMs,
-    async admit(connection) {
-      const ctx: LineAdmission = {
-        db: media.deps.db,
-        closing: () => media.closing,
-        lineId: connection.lineId,
-        address: connection.socket.remoteAddress ?? 'unknown',
-        failedAttempts: options.failedAttempts,
-      };
-      const admitted = await admitLine(ctx);
-      if ('refused' in admitted) return admitted;
-      const call = ctx.call!;
-      const lineId = connection.lineId.toLowerCase();
-      return {
-        callId: call.id,
-        side: admitted.side,
-        // As for sockets: a newer line or the end may have come between the read and joining the room.
-        enter: (line) => media.enter(call, line, (row) => (lineOf(row, admitted.side) === lineId ? null : 'line_replaced')).audio,
-      } satisfies AdmittedLine;
-    },
-    closed(connection) {
-      totals.lineFramesSent += connection.framesSent;
-      totals.lineFramesDropped += connection.framesDropped;
-      connections.delete(connection);
-      if (pacer && !connections.size) {
-        clearInterval(pacer);
-        pacer = null;
-      }
-    },
-  };
-
-  const server = net.createServer((socket) => {
-    if (closing) {
-      socket.on('error', (err) => log.debug({ err }, 'audiosocket: connection error'));
+  private connected(socket: net.Socket): void {
+    if (this.closing) {
+      socket.on('error', (err) => this.log.debug({ err }, 'audiosocket: connection error'));
       socket.end(errorMessage(LINE_ERROR.shuttingDown));
       return;
     }
-    connections.add(new AudioSocketConnection(socket, host));
-    pacer ??= setInterval(() => {
-      const now = Date.now();
-      for (const connection of connections) connection.pump(now);
-    }, PACE_TICK_MS);
-    pacer.unref();
-  });
-
-  const stats = () => {
-    let { lineFramesSent, lineFramesDropped } = totals;
-    for (const connection of connections) {
-      lineFramesSent += connection.framesSent;
-      lineFramesDropped += connection.framesDropped;
-    }
-    return { audioSocketConnections: connections.size, lineFramesSent, lineFramesDropped };
-  };
-
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err;
-    log.error({ err, port: options.port }, `AudioSocket port ${options.port} is not available (${code}): phone lines are disabled; set AUDIOSOCKET_PORT`);
-    return { port: null, stats, close: async () => {} };
+    this.lines.add(new AudioSocketLine(socket, this.lines, (line) => this.admit(line)));
   }
-  server.on('error', (err) => log.error({ err }, 'audiosocket: server error'));
-  const port = (server.address() as AddressInfo).port;
-  log.debug({ port }, 'audiosocket: listening');
 
-  const transport: AudioSocketServer = {
-    port,
-    stats,
-    async close() {
-      if (closing) return;
-      closing = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const connection of connections) connection.hangup('server shutting down');
-      const deadline = Date.now() + CLOSE_GRACE_MS;
-      while (connections.size && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      for (const connection of connections) connection.socket.destroy();
-      await closed;
-      if (pacer) clearInterval(pacer);
-      pacer = null;
-    },
-  };
-  media.addTransport(transport);
-  return transport;
+  private async admit(line: AudioSocketLine): Promise<AdmittedLine | Refused> {
+    const ctx: LineAdmission = {
+      db: this.plane.deps.db,
+      closing: () => this.plane.closing,
+      lineId: line.lineId,
+      address: line.socket.remoteAddress ?? 'unknown',
+      failedAttempts: this.app.failedAttempts,
+    };
+    const admitted = await admitLine(ctx);
+    if ('refused' in admitted) return admitted;
+    const { side } = admitted;
+    const lineId = line.lineId.toLowerCase();
+    return {
+      call: ctx.call!,
+      side,
+      credential: 'line',
+      sourceKey: `line:${line.lineRef}`,
+      // As for sockets: a newer line or the end may have come between the read and joining the room.
+      recheck: (row) => (lineOf(row, side) === lineId ? null : 'line_replaced'),
+    };
+  }
+
+  stats() {
+    return { connections: this.lines.size, ...this.lines.counters() };
+  }
+
+  openConnections(): number {
+    return this.lines.size;
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const server = this.server;
+    const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    await this.lines.close();
+    await closed;
+  }
 }
+
+export const audioSocketTransport: TransportFactory = ({ plane, app }) => new AudioSocketTransport(plane, app);

@@ -384,8 +384,11 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     }
   }
 
+  readonly name = 'bridge';
+
+  /** Endpoints of this instance relayed to rooms elsewhere, and of others hosted here, since start. */
   stats() {
-    return { bridgeRelaysOpened: this.relaysOpened, bridgeRelaysHosted: this.relaysHosted };
+    return { relaysOpened: this.relaysOpened, relaysHosted: this.relaysHosted };
   }
 
   async close(): Promise<void> {

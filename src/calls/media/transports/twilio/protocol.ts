@@ -40,7 +40,9 @@ export const MAX_MESSAGE_BYTES = 64 * 1024;
 export const MAX_PAYLOAD_BYTES = 8_000;
 
 export const CLOSE = {
+  stopped: { code: 1000, reason: 'stream stopped' },
   shuttingDown: { code: 1001, reason: 'server shutting down' },
+  idle: { code: 1001, reason: 'no message in time' },
   badMessage: { code: 1007, reason: 'not a Twilio Media Streams message' },
   badToken: { code: 1008, reason: 'missing or invalid token parameter' },
   internal: { code: 1011, reason: 'internal error' },

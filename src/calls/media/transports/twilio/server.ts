@@ -1,35 +1,30 @@
 // The Twilio transport: Media Streams WebSockets at /media/twilio/{channel_id} on the API's HTTP server
-// (the WebSocket transport hands these upgrades over). Upgrades are admitted by the path or refused
-// with a JSON answer; the stream's token is checked at Twilio's `start` (./admission.ts). One pacer
-// sends every stream's audio in real time. Connections: ./stream.ts; protocol: ./protocol.ts.
+// (its upgrade route). Upgrades are admitted by the path or refused with a JSON answer; the stream's
+// token is checked at Twilio's `start` (./admission.ts). Streams: ./stream.ts, on the shared phone-line
+// base (../phone/); protocol: ./protocol.ts.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errors } from '../../../../errors.js';
-import type { EventBus } from '../../../../events/bus.js';
 import { refuseUpgrade } from '../../../../http/connections.js';
-import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
+import type { GaugeMetric } from '../../../../metrics.js';
 import { markLeft, type CallRow } from '../../../calls.js';
 import { TWILIO_STREAM_PATH_PREFIX } from '../../../dial.js';
 import { verifyMediaSecret } from '../../../join.js';
 import type { Side } from '../../../side.js';
-import type { Refused } from '../../admission.js';
-import type { MediaPlane, Transport } from '../../plane.js';
+import { refuse, type Refused } from '../../admission.js';
+import type { MediaPlane } from '../../plane.js';
+import type { MediaTransport, TransportContext, TransportFactory, UpgradeRoute } from '../../transport.js';
+import type { AdmittedLine } from '../phone/line.js';
+import { PhoneLines } from '../phone/lines.js';
 import { admitChannel, admitToken, type StreamAdmission } from './admission.js';
 import { CLOSE, MAX_MESSAGE_BYTES } from './protocol.js';
-import { TwilioStreamConnection, type StreamHost } from './stream.js';
+import { TwilioStream, type StreamProvider } from './stream.js';
 
-export interface TwilioTransportOptions {
-  events: EventBus;
-  failedAttempts: FailedAttempts;
-  /** Twilio must send `start` within this after the upgrade. */
-  startTimeoutMs?: number;
-  /** A stream that sends nothing for this long is closed (Twilio sends audio every 20 ms). */
-  idleTimeoutMs?: number;
-}
-
-const PACE_TICK_MS = 10;
-const CLOSE_GRACE_MS = 2_000;
+/** Twilio must send `start` within this after the upgrade. */
+const START_TIMEOUT_MS = 10_000;
+/** A stream that sends nothing for this long is closed (Twilio sends audio every 20 ms). */
+const IDLE_TIMEOUT_MS = 15_000;
 
 const REFUSALS: Record<Refused['refused'], { status: number; detail: string }> = {
   unknown_call: { status: 404, detail: 'no such stream channel' },
@@ -46,46 +41,36 @@ const REFUSALS: Record<Refused['refused'], { status: number; detail: string }> =
   client_gone: { status: 400, detail: 'client gone' },
 };
 
-export class TwilioTransport implements Transport {
+export class TwilioTransport implements MediaTransport {
+  readonly name = 'twilio';
+  readonly upgrades: readonly UpgradeRoute[];
+  readonly metrics: readonly GaugeMetric[];
   private readonly wss: WebSocketServer;
-  private readonly connections = new Set<TwilioStreamConnection>();
-  private pacer: NodeJS.Timeout | null = null;
-  private readonly totals = { twilioFramesSent: 0, twilioFramesDropped: 0, twilioClears: 0 };
-  private readonly host: StreamHost;
+  private readonly lines: PhoneLines;
+  private readonly provider: StreamProvider;
 
   constructor(
     private readonly plane: MediaPlane,
-    private readonly options: TwilioTransportOptions,
+    private readonly app: TransportContext['app'],
   ) {
     this.wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: MAX_MESSAGE_BYTES });
-    const log = plane.logger.child({ transport: 'twilio' });
-    this.host = {
-      log,
-      startTimeoutMs: options.startTimeoutMs ?? 10_000,
-      idleTimeoutMs: options.idleTimeoutMs ?? 15_000,
-      start: (connection, start) => this.start(connection, start.token),
-      left: (connection) => plane.track(markLeft({ db: plane.deps.db, events: options.events }, connection.call, connection.side)),
-      closed: (connection) => {
-        this.totals.twilioFramesSent += connection.framesSent;
-        this.totals.twilioFramesDropped += connection.framesDropped;
-        this.totals.twilioClears += connection.clears;
-        this.connections.delete(connection);
-        if (this.pacer && !this.connections.size) {
-          clearInterval(this.pacer);
-          this.pacer = null;
-        }
-      },
+    this.lines = new PhoneLines(this.name, plane, plane.logger.child({ transport: 'twilio' }), {
+      firstMessageTimeoutMs: START_TIMEOUT_MS,
+      idleTimeoutMs: IDLE_TIMEOUT_MS,
+    });
+    this.provider = {
+      admit: (stream, token) => this.admitStart(stream, token),
+      left: (stream) => plane.track(markLeft({ db: plane.deps.db, events: app.events }, stream.call, stream.side)),
     };
-    plane.addTransport(this);
-  }
-
-  /** What the WebSocket transport hands over: upgrades under /media/twilio/. */
-  get upgrade() {
-    return { pathPrefix: TWILIO_STREAM_PATH_PREFIX, handle: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.handleUpgrade(req, socket, head) };
+    this.upgrades = [{ pathPrefix: TWILIO_STREAM_PATH_PREFIX, handle: (req, socket, head) => this.handleUpgrade(req, socket, head) }];
+    this.metrics = [
+      { name: 'twilio_streams_open', help: 'Twilio media streams admitted on this instance', read: () => this.lines.active },
+      { name: 'media_twilio_frames_dropped', help: 'Frames dropped for Twilio streams since start', read: () => this.lines.counters().framesDropped },
+    ];
   }
 
   private handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    const address = this.options.failedAttempts.addressOf(req);
+    const address = this.app.failedAttempts.addressOf(req);
     const work = this.admitUpgrade(req, socket, head, address).catch((err) => {
       this.plane.logger.error({ err }, 'twilio: upgrade failed');
       refuseUpgrade(socket, 500, 'internal error');
@@ -98,7 +83,7 @@ export class TwilioTransport implements Transport {
       db: this.plane.deps.db,
       closing: () => this.plane.closing,
       address,
-      failedAttempts: this.options.failedAttempts,
+      failedAttempts: this.app.failedAttempts,
       channel: new URL(req.url ?? '/', 'http://media.invalid').pathname.slice(TWILIO_STREAM_PATH_PREFIX.length),
     };
     const admitted = await admitChannel(ctx);
@@ -108,7 +93,7 @@ export class TwilioTransport implements Transport {
         return refuseUpgrade(socket, error.status, String(error.detail), error.headers);
       }
       const refusal = REFUSALS[admitted.refused];
-      if (refusal.status === 404) this.plane.track(this.options.failedAttempts.record(address));
+      if (refusal.status === 404) this.plane.track(this.app.failedAttempts.record(address));
       return refuseUpgrade(socket, refusal.status, refusal.detail);
     }
     if (socket.destroyed) return;
@@ -120,46 +105,38 @@ export class TwilioTransport implements Transport {
       ws.close(CLOSE.shuttingDown.code, CLOSE.shuttingDown.reason);
       return;
     }
-    const connection = new TwilioStreamConnection(ws, call, side, address, this.host);
-    this.connections.add(connection);
-    this.pacer ??= setInterval(() => {
-      const now = Date.now();
-      for (const open of this.connections) open.pump(now);
-    }, PACE_TICK_MS);
-    this.pacer.unref();
+    this.lines.add(new TwilioStream(ws, call, side, address, this.lines, this.provider));
   }
 
   /** Twilio's `start`: the token decides; a wrong one counts as a guess of the address. */
-  private async start(connection: TwilioStreamConnection, token: string | null) {
-    const { call, side } = connection;
-    const credential = await admitToken({ db: this.plane.deps.db, events: this.options.events }, call, side, token);
+  private async admitStart(stream: TwilioStream, token: string | null): Promise<AdmittedLine | Refused> {
+    const { call, side } = stream;
+    const credential = await admitToken({ db: this.plane.deps.db, events: this.app.events }, call, side, token);
     if (!credential) {
-      await this.options.failedAttempts.record(connection.address);
-      return null;
+      await this.app.failedAttempts.record(stream.address);
+      return refuse('bad_token');
     }
-    // A stream admitted by the side's link goes when the link is replaced; a dialled phone by dialling again.
-    const recheck = (row: CallRow) => (credential === 'link' && !verifyMediaSecret(row, side, 'stream', token) ? ('link_replaced' as const) : null);
-    return { credential, enter: (stream: Parameters<MediaPlane['enter']>[1]) => this.plane.enter(call, stream, recheck).audio };
+    return {
+      call,
+      side,
+      credential,
+      sourceKey: `twilio:${side}`,
+      // A stream admitted by the side's link goes when the link is replaced; a dialled phone by dialling again.
+      recheck: (row) => (credential === 'link' && !verifyMediaSecret(row, side, 'stream', token) ? 'link_replaced' : null),
+    };
   }
 
   stats() {
-    let { twilioFramesSent, twilioFramesDropped, twilioClears } = this.totals;
-    let twilioStreams = 0;
-    for (const connection of this.connections) {
-      twilioFramesSent += connection.framesSent;
-      twilioFramesDropped += connection.framesDropped;
-      twilioClears += connection.clears;
-      if (connection.isActive) twilioStreams++;
-    }
-    return { twilioStreams, twilioFramesSent, twilioFramesDropped, twilioClears };
+    return { streams: this.lines.active, ...this.lines.counters() };
   }
 
-  async close(): Promise<void> {
-    for (const connection of this.connections) connection.close(CLOSE.shuttingDown);
-    const deadline = Date.now() + CLOSE_GRACE_MS;
-    while (this.connections.size && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20).unref());
-    for (const connection of this.connections) connection.ws.terminate();
-    if (this.pacer) clearInterval(this.pacer);
-    this.pacer = null;
+  openConnections(): number {
+    return this.lines.size;
+  }
+
+  close(): Promise<void> {
+    return this.lines.close();
   }
 }
+
+export const twilioTransport: TransportFactory = ({ plane, app }) => new TwilioTransport(plane, app);

@@ -1,38 +1,23 @@
-// One Twilio media stream: a phone playing one side of a call. Its mu-law voice is decoded and resampled
-// to 24 kHz into the side's mix; what the side hears is resampled to 8 kHz, mu-law encoded and sent one
-// 20 ms frame per 20 ms. Marks after each stretch of audio tell how far the phone has played; audio the
-// phone still holds is cleared when it is stale, so the phone never lags behind the conversation.
-// Protocol: ./protocol.ts.
-import type { Logger } from 'pino';
+// One Twilio media stream as a phone line (../phone/line.ts): 8 kHz mu-law in JSON messages over a
+// WebSocket (./protocol.ts). Beyond the shared skeleton, marks after each stretch of audio tell how far
+// the phone has played, and audio the phone still holds is cleared when it is stale, so the phone never
+// lags behind the conversation; a phone that leaves by itself leaves the call (the side is no longer
+// present).
 import { WebSocket } from 'ws';
 import type { CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
-import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../audio/pcm.js';
+import type { Refused } from '../../admission.js';
 import { MULAW_SILENCE, mulawToPcm16, pcm16ToMulaw } from '../../audio/mulaw.js';
-import { PacedFrames } from '../../audio/pacedFrames.js';
-import { EndpointState, type Credential, type EndReason, type MediaDuplex } from '../../endpoints.js';
-import type { AudioFeed } from '../../room/room.js';
-import {
-  CLOSE,
-  FRAME_BYTES,
-  FRAME_MS,
-  clearMessage,
-  markMessage,
-  mediaMessage,
-  parseMessage,
-  type StartMessage,
-} from './protocol.js';
+import type { EndReason } from '../../endpoints.js';
+import { PhoneLine, type AdmittedLine, type LineEnding, type LineHost, type PhoneCodec } from '../phone/line.js';
+import { CLOSE, FRAME_BYTES, clearMessage, markMessage, mediaMessage, parseMessage } from './protocol.js';
 
-/** What may wait to be sent: 5 s of 8 kHz mu-law (interpreters answer in bursts); older audio is dropped. */
-const MAX_QUEUED_BYTES = 5 * 8_000;
+const MULAW: PhoneCodec = { frameBytes: FRAME_BYTES, silence: MULAW_SILENCE, encode: pcm16ToMulaw, decode: mulawToPcm16 };
+
 /** A mark after this many frames of continuous audio (and whenever the audio pauses). */
 const MARK_EVERY_FRAMES = 25;
 /** Audio sent but not yet played beyond this is stale: the phone is told to drop it. */
 const MAX_UNPLAYED_FRAMES = 100;
-/** A partial last frame is padded with silence once no more audio came for this long. */
-const TAIL_WAIT_MS = 2 * FRAME_MS;
-/** Unsent bytes in the socket beyond which frames are dropped (Twilio is not reading). */
-const MAX_SOCKET_BACKLOG_BYTES = 64 * 1024;
 
 const CLOSINGS: Record<EndReason, { code: number; reason: string }> = {
   call_ended: CLOSE.callEnded,
@@ -44,79 +29,22 @@ const CLOSINGS: Record<EndReason, { code: number; reason: string }> = {
   reconnect: CLOSE.replaced,
 };
 
-/** The stream as its room sees it: the side's voice in, what the side hears out. */
-class PhoneStream extends EndpointState implements MediaDuplex {
-  readonly kind = 'twilio';
-  readonly format = 'pcm' as const;
-  readonly sourceKey: string;
-
-  constructor(
-    readonly side: Side,
-    readonly credential: Credential,
-    private readonly connection: TwilioStreamConnection,
-  ) {
-    super();
-    this.sourceKey = `twilio:${side}`;
-  }
-
-  audio(pcm24k: Buffer): void {
-    this.connection.play(pcm24k);
-  }
-
-  /** The other side speaks another language now: what the phone still holds is in the old one. */
-  otherLanguageChanged(): void {
-    this.connection.clearStale();
-  }
-
-  /** The other side's next turn: if the phone is still behind on the last one, it skips the rest. */
-  turnStarted(): void {
-    if (this.connection.isBehind) this.connection.clearStale();
-  }
-
-  protected close(reason: EndReason): void {
-    this.connection.close(CLOSINGS[reason]);
-  }
+/** What the transport does for a stream: admission by the `start` message's token, and a phone that left. */
+export interface StreamProvider {
+  admit(stream: TwilioStream, token: string | null): Promise<AdmittedLine | Refused>;
+  left(stream: TwilioStream): void;
 }
 
-export interface StreamHost {
-  readonly log: Logger;
-  readonly startTimeoutMs: number;
-  readonly idleTimeoutMs: number;
-  /** Checks the start message's token; on success puts the stream into its call's room. */
-  start(connection: TwilioStreamConnection, start: StartMessage): Promise<{ credential: Credential; enter(stream: MediaDuplex): AudioFeed } | null>;
-  /** The phone left (stop, or the socket closed after a start): the side is no longer present. */
-  left(connection: TwilioStreamConnection): void;
-  closed(connection: TwilioStreamConnection): void;
-}
-
-export class TwilioStreamConnection {
-  private state: 'awaiting_start' | 'validating' | 'active' | 'closed' = 'awaiting_start';
+export class TwilioStream extends PhoneLine {
+  protected readonly kind = 'twilio';
   private streamSid = '';
-  private endpoint: PhoneStream | null = null;
-  private feed: AudioFeed | null = null;
-  private readonly upsampler = new Upsampler8kTo24k();
-  private readonly downsampler = new Downsampler24kTo8k();
-  private readonly paced = new PacedFrames({
-    frameBytes: FRAME_BYTES,
-    frameMs: FRAME_MS,
-    maxQueuedBytes: MAX_QUEUED_BYTES,
-    tailWaitMs: TAIL_WAIT_MS,
-    silence: MULAW_SILENCE,
-  });
   private framesSinceMark = 0;
   private markSeq = 0;
-  /** Frames sent, and frames the phone has played by its last echoed mark. */
-  framesSent = 0;
+  /** Frames the phone has played by its last echoed mark. */
   private framesPlayed = 0;
   /** Frames sent at each mark still unanswered, by mark name. */
   private readonly marks = new Map<string, number>();
-  /** Frames dropped: beyond the queue limit, or while the socket was backed up. */
-  get framesDropped(): number {
-    return this.paced.framesDropped;
-  }
-  clears = 0;
-  private readonly startTimer: NodeJS.Timeout;
-  private idleTimer: NodeJS.Timeout | null = null;
+  private clears = 0;
 
   constructor(
     readonly ws: WebSocket,
@@ -124,48 +52,38 @@ export class TwilioStreamConnection {
     readonly side: Side,
     /** The client address: a wrong token counts against it (guessing). */
     readonly address: string,
-    private readonly host: StreamHost,
+    host: LineHost,
+    private readonly provider: StreamProvider,
   ) {
+    super(MULAW, host);
     ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
     ws.on('error', (err) => host.log.debug({ err }, 'twilio: stream socket error'));
-    ws.once('close', () => this.closed());
-    this.startTimer = setTimeout(() => {
-      if (this.state === 'awaiting_start') this.close(CLOSE.noStart);
-    }, host.startTimeoutMs);
-    this.startTimer.unref();
+    ws.once('close', () => this.connectionClosed());
   }
 
-  get isActive(): boolean {
-    return this.state === 'active';
-  }
-
-  /** Audio of at least one whole frame is still waiting to be sent: the phone is behind what it hears. */
-  get isBehind(): boolean {
-    return this.paced.queuedBytes >= FRAME_BYTES;
+  protected logFields() {
+    return { call_id: this.call.id, side: this.side };
   }
 
   private receive(data: Buffer, isBinary: boolean): void {
-    if (this.state === 'closed') return;
-    this.idleTimer?.refresh();
+    if (this.isClosed) return;
+    this.heardFrom();
     const message = isBinary ? null : parseMessage(data.toString('utf8'));
-    if (!message) return this.close(CLOSE.badMessage);
+    if (!message) return this.end({ by: 'bad_message', detail: 'not a Twilio Media Streams message' });
     switch (message.event) {
       case 'start':
-        if (this.state !== 'awaiting_start') return this.close(CLOSE.badMessage);
-        clearTimeout(this.startTimer);
-        this.state = 'validating';
+        if (!this.awaitingFirstMessage) return this.end({ by: 'bad_message', detail: 'a second start' });
         this.streamSid = message.streamSid;
-        void this.begin(message);
+        void this.join(() => this.provider.admit(this, message.token));
         return;
       case 'media':
-        // Audio that arrives while the token is checked is dropped (a few milliseconds).
-        if (this.state === 'active' && message.inbound && message.payload.length) this.feed!(this.upsampler.process(mulawToPcm16(message.payload)));
+        if (message.inbound) this.hear(message.payload);
         return;
       case 'mark':
         return this.played(message.name);
       case 'stop':
-        this.host.log.debug({ call_id: this.call.id, side: this.side }, 'twilio: the phone hung up');
-        return this.close({ code: 1000, reason: 'stream stopped' });
+        this.host.log.debug(this.logFields(), 'twilio: the phone hung up');
+        return this.end({ by: 'hung_up' });
       case 'connected':
       case 'dtmf':
         // Digits are not logged: callers type PINs and card numbers.
@@ -173,44 +91,19 @@ export class TwilioStreamConnection {
     }
   }
 
-  private async begin(start: StartMessage): Promise<void> {
-    try {
-      const admitted = await this.host.start(this, start);
-      if (this.state !== 'validating') return;
-      if (!admitted) return this.close(CLOSE.badToken);
-      const endpoint = new PhoneStream(this.side, admitted.credential, this);
-      this.endpoint = endpoint;
-      this.state = 'active';
-      this.feed = admitted.enter(endpoint);
-      this.idleTimer = setTimeout(() => this.close({ code: 1001, reason: 'no message in time' }), this.host.idleTimeoutMs);
-      this.idleTimer.unref();
-      this.host.log.info({ call_id: this.call.id, side: this.side, credential: admitted.credential }, 'twilio: phone stream joined');
-    } catch (err) {
-      this.host.log.error({ err }, 'twilio: could not open the stream');
-      this.close(CLOSE.internal);
-    }
+  protected get unsentBytes(): number {
+    return this.ws.bufferedAmount;
   }
 
-  /** What the side hears (24 kHz), queued as 8 kHz mu-law for pacing. */
-  play(pcm24k: Buffer): void {
-    if (this.state !== 'active') return;
-    this.paced.push(pcm16ToMulaw(this.downsampler.process(pcm24k)), Date.now());
+  protected sendFrame(frame: Buffer): void {
+    this.ws.send(mediaMessage(this.streamSid, frame));
   }
 
-  /** Sends what is due: one 160-byte frame per 20 ms of wall time; a mark after each stretch. */
-  pump(now: number): void {
-    if (this.state !== 'active') return;
-    this.paced.due(now, (frame) => {
-      if (this.ws.bufferedAmount > MAX_SOCKET_BACKLOG_BYTES) return false;
-      this.ws.send(mediaMessage(this.streamSid, frame));
-      this.framesSent++;
-      if (++this.framesSinceMark >= MARK_EVERY_FRAMES) this.mark();
-      return true;
-    });
-    if (!this.paced.queuedBytes) this.markIfPending();
+  protected override frameSent(): void {
+    if (++this.framesSinceMark >= MARK_EVERY_FRAMES) this.mark();
   }
 
-  private markIfPending(): void {
+  protected override caughtUp(): void {
     if (this.framesSinceMark) this.mark();
   }
 
@@ -233,10 +126,20 @@ export class TwilioStreamConnection {
     if (this.framesSent - this.framesPlayed > MAX_UNPLAYED_FRAMES) this.clear();
   }
 
-  /** Audio queued here and held by Twilio is stale (a new language): drop both. */
-  clearStale(): void {
-    if (this.state !== 'active') return;
-    this.paced.clear();
+  /** What the phone still holds is in the old language. */
+  override otherLanguageChanged(): void {
+    this.clearStale();
+  }
+
+  /** The other side's next turn: if the phone is still behind on the last one, it skips the rest. */
+  override turnStarted(): void {
+    if (this.isBehind) this.clearStale();
+  }
+
+  /** Audio queued here and held by Twilio is stale: drop both. */
+  private clearStale(): void {
+    if (!this.isActive) return;
+    this.dropQueued();
     this.clear();
   }
 
@@ -249,23 +152,42 @@ export class TwilioStreamConnection {
     this.framesSinceMark = 0;
   }
 
-  /** Ends the stream: the socket closes with `closing`; the phone leaves the room. */
-  close(closing: { code: number; reason: string }): void {
-    if (this.state === 'closed') return;
-    // The phone left by itself (stop, hang-up, silence), not ended by its room (call ended, replaced by
-    // a newer stream of the side, shutdown): only then is the side no longer present.
-    const leftByItself = this.state === 'active' && !this.endpoint!.isGone;
-    this.state = 'closed';
-    clearTimeout(this.startTimer);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.endpoint?.detach();
-    if (leftByItself) this.host.left(this);
+  override counters(): Record<string, number> {
+    return { ...super.counters(), clears: this.clears };
+  }
+
+  protected override left(): void {
+    this.provider.left(this);
+  }
+
+  /** The socket closes with the code that says why (the connection closed already: nothing to say). */
+  protected hangUp(ending: LineEnding): void {
+    if (ending.by === 'closed') return;
+    const closing = closingFor(ending);
     if (this.ws.readyState === WebSocket.OPEN) this.ws.close(closing.code, closing.reason);
     else this.ws.terminate();
   }
 
-  private closed(): void {
-    if (this.state !== 'closed') this.close({ code: 1000, reason: 'closed' });
-    this.host.closed(this);
+  destroy(): void {
+    this.ws.terminate();
+  }
+}
+
+function closingFor(ending: Exclude<LineEnding, { by: 'closed' }>): { code: number; reason: string } {
+  switch (ending.by) {
+    case 'server':
+      return CLOSINGS[ending.reason];
+    case 'silence':
+      return CLOSE.idle;
+    case 'no_first_message':
+      return CLOSE.noStart;
+    case 'bad_message':
+      return CLOSE.badMessage;
+    case 'refused':
+      return CLOSE.badToken;
+    case 'internal_error':
+      return CLOSE.internal;
+    case 'hung_up':
+      return CLOSE.stopped;
   }
 }

@@ -1,46 +1,35 @@
-// The WebSocket transport: media stream, listen and signalling sockets on the API's own HTTP server.
-// Upgrades are admitted (./admission.ts) or refused with a JSON answer before the upgrade; admitted
-// sockets become room endpoints (./endpoints.ts); a heartbeat drops sockets whose peer is gone; open
-// signalling sockets get fresh TURN credentials (./iceRenewal.ts). Wire contract: ../../protocol.ts.
+// The WebSocket transport: media stream, listen and signalling sockets on the API's own HTTP server
+// (its upgrade routes). Upgrades are admitted (./admission.ts) or refused with a JSON answer before the
+// upgrade; admitted sockets become room endpoints (./endpoints.ts); a heartbeat drops sockets whose
+// peer is gone; open signalling sockets get fresh TURN credentials (./iceRenewal.ts). Wire contract:
+// ../../protocol.ts.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { Config } from '../../../../config.js';
 import { errors } from '../../../../errors.js';
-import type { EventBus } from '../../../../events/bus.js';
-import { refuseUpgrade, serveAsPlainHttp } from '../../../../http/connections.js';
-import type { FailedAttempts } from '../../../../ratelimit/failedAttempts.js';
+import { refuseUpgrade } from '../../../../http/connections.js';
+import type { GaugeMetric } from '../../../../metrics.js';
 import { ConnectionSlots } from '../../../../realtime/connectionSlots.js';
 import { isJoined, type CallRow } from '../../../calls.js';
 import { verifyMediaSecret } from '../../../join.js';
 import type { RefusalReason, Refused } from '../../admission.js';
-import type { MediaPlane, Transport } from '../../plane.js';
+import type { MediaPlane } from '../../plane.js';
 import {
   CLOSE,
   HEARTBEAT_MS,
+  LISTEN_PATH_PREFIX,
   LISTENER_BUFFER_CAP_BYTES,
   MAX_STREAM_FRAME_BYTES,
   MAX_WS_PAYLOAD_BYTES,
   REFUSAL,
+  SIGNAL_PATH_PREFIX,
+  STREAM_PATH_PREFIX,
 } from '../../protocol.js';
+import type { MediaTransport, TransportContext, TransportFactory, UpgradeRoute } from '../../transport.js';
 import { admitSocket, type AdmittedSocket, type SocketAdmission } from './admission.js';
 import { ListenSocket, SignalSocket, StreamSocket } from './endpoints.js';
 import { IceServerRenewal } from './iceRenewal.js';
 import { checkSignalFrame } from './signalling.js';
-
-export interface WebSocketTransportOptions {
-  events: EventBus;
-  /** Refused upgrades (401, 404) count per client address; an address over the limit gets 429. */
-  failedAttempts: FailedAttempts;
-  /** Open stream sockets, and open listen sockets, each side of a call may hold. */
-  socketsPerSide: number;
-  /** Upgrades under other paths that another transport serves on the same HTTP server (Twilio streams). */
-  otherUpgrades?: ReadonlyArray<{ pathPrefix: string; handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void }>;
-  /** ICE_SERVERS and TURN: with TURN, signalling sockets are sent fresh credentials while open. */
-  ice: Pick<Config, 'iceServers' | 'turn'>;
-  /** The server's clock (TURN credentials' expiry). */
-  now: () => number;
-}
 
 const SOCKET_CLOSE_GRACE_MS = 2_000;
 
@@ -73,19 +62,24 @@ function httpRefusal({ refused, retryAfterSeconds }: Refused): HttpRefusal {
 
 type Socket = StreamSocket | ListenSocket | SignalSocket;
 
-export class WebSocketTransport implements Transport {
+export class WebSocketTransport implements MediaTransport {
+  readonly name = 'websocket';
+  readonly upgrades: readonly UpgradeRoute[];
+  readonly metrics: readonly GaugeMetric[];
   private readonly wss: WebSocketServer;
   private readonly sockets = new Set<Socket>();
   /** Sockets per side of a call and kind, counted from admission until the socket closes. */
   private readonly slots = new ConnectionSlots();
   private readonly heartbeat: NodeJS.Timeout;
+  /** Stream input; listeners' chunks of the listen sockets closed since start (open ones count their own). */
   private readonly totals = { framesReceived: 0, bytesReceived: 0, chunksSent: 0, chunksDropped: 0 };
+  /** Refused upgrades by HTTP status. */
   private readonly refusals: Record<number, number> = {};
   private readonly iceRenewal: IceServerRenewal | null;
 
   constructor(
     private readonly plane: MediaPlane,
-    private readonly options: WebSocketTransportOptions,
+    private readonly app: TransportContext['app'],
   ) {
     this.wss = new WebSocketServer({
       noServer: true,
@@ -97,28 +91,19 @@ export class WebSocketTransport implements Transport {
     } as ConstructorParameters<typeof WebSocketServer>[0]);
     this.heartbeat = setInterval(() => this.ping(), HEARTBEAT_MS);
     this.heartbeat.unref();
-    const { ice } = options;
-    this.iceRenewal = ice.turn ? new IceServerRenewal({ iceServers: ice.iceServers, turn: ice.turn }, options.now) : null;
-    plane.addTransport(this);
-  }
-
-  /**
-   * Serves WebSocket upgrades of `server` (a WebSocket upgrade elsewhere than /media gets a JSON 404).
-   * Other upgrade requests (curl's `Upgrade: h2c`) are answered as ordinary HTTP/1.1 requests.
-   */
-  attach(server: http.Server): void {
-    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-      // Node let go of the socket, error handling included: a client that resets must not end the process.
-      socket.on('error', (err) => this.plane.logger.debug({ err }, 'media: upgrade socket error'));
-      if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return serveAsPlainHttp(server, req, socket, head);
-      const other = this.options.otherUpgrades?.find((upgrade) => (req.url ?? '').startsWith(upgrade.pathPrefix));
-      if (other) other.handle(req, socket, head);
-      else this.handleUpgrade(req, socket, head);
-    });
+    const { iceServers, turn } = app.config;
+    // The clock is read through `app`, where tests move it (TURN credentials' expiry).
+    this.iceRenewal = turn ? new IceServerRenewal({ iceServers, turn }, () => app.now()) : null;
+    const handle = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.handleUpgrade(req, socket, head);
+    this.upgrades = [STREAM_PATH_PREFIX, LISTEN_PATH_PREFIX, SIGNAL_PATH_PREFIX].map((pathPrefix) => ({ pathPrefix, handle }));
+    this.metrics = [
+      { name: 'media_sockets_open', help: 'Media WebSockets (stream, listen, signalling) open on this instance', read: () => this.sockets.size },
+      { name: 'media_listener_chunks_dropped', help: 'Audio chunks dropped for slow listeners since start', read: () => this.listenerChunks().chunksDropped },
+    ];
   }
 
   private handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
-    const address = this.options.failedAttempts.addressOf(req);
+    const address = this.app.failedAttempts.addressOf(req);
     const work = this.upgrade(req, socket, head, address).catch((err) => {
       this.plane.logger.error({ err }, 'media: upgrade failed');
       this.refuse(socket, REFUSAL.internal, address);
@@ -127,17 +112,17 @@ export class WebSocketTransport implements Transport {
   }
 
   private async upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, address: string): Promise<void> {
-    const { plane, options } = this;
+    const { plane, app } = this;
     const ctx: SocketAdmission = {
       db: plane.deps.db,
-      events: options.events,
+      events: app.events,
       closing: () => plane.closing,
       url: new URL(req.url ?? '/', 'http://media.invalid'),
       socket,
       address,
-      failedAttempts: options.failedAttempts,
+      failedAttempts: app.failedAttempts,
       slots: this.slots,
-      socketsPerSide: options.socketsPerSide,
+      socketsPerSide: app.config.connections.mediaSocketsPerSide,
     };
     const admitted = await admitSocket(ctx);
     if ('refused' in admitted) {
@@ -225,7 +210,7 @@ export class WebSocketTransport implements Transport {
   private refuse(socket: Duplex, refusal: HttpRefusal, address: string): void {
     this.refusals[refusal.status] = (this.refusals[refusal.status] ?? 0) + 1;
     // A wrong token or unlock, or an unknown channel, is a guess: it counts against the address.
-    if (refusal.status === 401 || refusal.status === 404) this.plane.track(this.options.failedAttempts.record(address));
+    if (refusal.status === 401 || refusal.status === 404) this.plane.track(this.app.failedAttempts.record(address));
     refuseUpgrade(socket, refusal.status, refusal.detail, refusal.headers);
   }
 
@@ -241,8 +226,24 @@ export class WebSocketTransport implements Transport {
     }
   }
 
+  /** Chunks sent to listeners and dropped for slow ones since start, open listeners included. */
+  private listenerChunks(): { chunksSent: number; chunksDropped: number } {
+    let { chunksSent, chunksDropped } = this.totals;
+    for (const socket of this.sockets) {
+      if (!(socket instanceof ListenSocket)) continue;
+      chunksSent += socket.chunksSent;
+      chunksDropped += socket.chunksDropped;
+    }
+    return { chunksSent, chunksDropped };
+  }
+
   stats() {
-    return { ...this.totals, refusals: { ...this.refusals }, sockets: this.sockets.size };
+    const refused = Object.fromEntries(Object.entries(this.refusals).map(([status, count]) => [`refused${status}`, count]));
+    return { sockets: this.sockets.size, framesReceived: this.totals.framesReceived, bytesReceived: this.totals.bytesReceived, ...this.listenerChunks(), ...refused };
+  }
+
+  openConnections(): number {
+    return this.sockets.size;
   }
 
   /** Closes what rooms did not (sockets between admission and their room): 1001, then a bounded wait. */
@@ -259,8 +260,4 @@ export class WebSocketTransport implements Transport {
   }
 }
 
-export function attachWebSockets(server: http.Server, plane: MediaPlane, options: WebSocketTransportOptions): WebSocketTransport {
-  const transport = new WebSocketTransport(plane, options);
-  transport.attach(server);
-  return transport;
-}
+export const webSocketTransport: TransportFactory = ({ plane, app }) => new WebSocketTransport(plane, app);
