@@ -192,7 +192,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
-    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.subscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
+    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.mediaSubscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
     const twilio = new TwilioTransport(media, { events: app.events, failedAttempts: app.failedAttempts });
     attachWebSockets(httpServer, media, {
       events: app.events,

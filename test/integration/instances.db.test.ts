@@ -165,6 +165,53 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
   });
 
+  it('relayed audio crosses Redis as its own bytes behind a short header, both ways (test mode)', async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const call = await callApi(first).createCall(key, { customer_language: 'es' });
+    const ear = await Listener.open(listenUrl(first, await callApi(first).join(call.id, call.agentKey))); // the room is made on the first instance
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    // What the instances publish to each other, as bytes.
+    const wire = new Redis(REDIS_URL);
+    const fence = new Redis(REDIS_URL);
+    const published: Array<{ channel: string; message: Buffer }> = [];
+    wire.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) => published.push({ channel: channel.toString(), message }));
+    await wire.psubscribe(`${env.REDIS_PREFIX}media:*`);
+    try {
+      const onSecond = await callApi(second).join(call.id, call.agentKey);
+      const relayedEar = await Listener.open(listenUrl(second, onSecond));
+      const relayedMic = await connect(streamUrl(second, onSecond));
+      const inRoom = () => first.server.media.room(call.id)!.stats();
+      await waitUntil(() => inRoom().listeners === 2 && inRoom().streams === 1, 10_000, 'the relayed sockets in the room');
+
+      const voice = pattern(9_600, 5);
+      await streamAudio(relayedMic, voice, 960, 1);
+      expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
+      expect((await relayedEar.waitForBytes(voice.length)).equals(voice)).toBe(true);
+      // Redis handed every message the sockets heard to the watcher before one published after them.
+      const fenceChannel = `${env.REDIS_PREFIX}media:fence`;
+      await fence.publish(fenceChannel, 'fence');
+      await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 10_000, 'what crossed Redis');
+
+      // Audio messages are [tag: 0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
+      const audioTo = (instance: TestServer, tag: number) =>
+        published
+          .filter(({ channel, message }) => channel === `${env.REDIS_PREFIX}media:${instance.server.app.instanceId}` && message[0] === tag)
+          .map(({ message }) => ({ relay: message.subarray(2, 2 + message[1]!).toString(), bytes: message.subarray(2 + message[1]!) }));
+      // In: each 20 ms frame of the relayed stream socket, to the room's instance, as the socket sent it.
+      const frames = Array.from({ length: voice.length / 960 }, (_, i) => voice.subarray(i * 960, (i + 1) * 960));
+      expect(audioTo(first, 0x01).map((m) => m.bytes)).toEqual(frames);
+      // Out: each WAV chunk the relayed listen socket got, to its instance, as the socket got it.
+      expect(audioTo(second, 0x02).map((m) => m.bytes)).toEqual(relayedEar.chunks);
+      // Both relays are the second instance's (their ids start with its own).
+      for (const { relay } of [...audioTo(first, 0x01), ...audioTo(second, 0x02)]) expect(relay.startsWith(`${second.server.app.instanceId}.`)).toBe(true);
+      for (const ws of [relayedMic, relayedEar.ws, ear.ws]) ws.close();
+    } finally {
+      wire.disconnect();
+      fence.disconnect();
+    }
+  });
+
   it("an AudioSocket line that reaches the other instance is relayed to the call's room: audio both ways (test mode)", async () => {
     const orgId = await first.createOrg();
     const { key } = await first.createKey(orgId, 'test');
