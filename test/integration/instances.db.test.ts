@@ -37,6 +37,12 @@ import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, type TestServer } from '../support/testServer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * A Redis command waits up to a minute: on a loaded machine a server's event loop may be busy longer
+ * than the 2 s default while a reply waits, which is not Redis being away (a Redis that is away fails
+ * commands at once, whatever this is).
+ */
+const REDIS_COMMAND_TIMEOUT_MS = '60000';
 
 /**
  * The bytes of audio that are not the silence byte. A phone is paced in real time: when the echo comes
@@ -83,7 +89,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
   let first: TestServer;
   let second: TestServer;
   // Leases renewed every half second: a dead instance is known within 1.5 s.
-  const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6', INSTANCE_HEARTBEAT_MS: '1000' };
+  const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6', INSTANCE_HEARTBEAT_MS: '1000' };
   beforeAll(async () => {
     first = await startTestServer(env);
     const shared = first.server.app.config.databaseUrl!;
@@ -456,7 +462,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
 describe.skipIf(backendName !== 'postgres')('an instance that stops in the middle of a call', () => {
   it('leaves the call open; its sides reconnect to the other instance and carry on', async () => {
     // No grace: the instance goes at once, as one that is lost would.
-    const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, SHUTDOWN_GRACE_SECONDS: '0' };
+    const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, SHUTDOWN_GRACE_SECONDS: '0' };
     const first = await startTestServer(env);
     const second = await startTestServer(env, { databaseUrl: () => first.server.app.config.databaseUrl! });
     try {
@@ -496,7 +502,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
   it("its relayed sockets end, and the call's next socket takes the room over on the other instance", async () => {
     // Leases renewed every 150 ms: a dead instance's lease lapses within half a second.
     const prefix = `test-${randomBytes(4).toString('hex')}:`;
-    const env = { REDIS_URL, REDIS_PREFIX: prefix, INSTANCE_HEARTBEAT_MS: '300' };
+    const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: prefix, INSTANCE_HEARTBEAT_MS: '300' };
     const survivor = await startTestServer(env);
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-doomed-'));
     // The doomed instance is a real process, so that it can die as a crash does (SIGKILL).
@@ -563,7 +569,12 @@ describe.skipIf(backendName !== 'postgres')('an instance whose Redis goes away',
     const target = new URL(REDIS_URL);
     proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
     await proxy.start();
-    t = await startTestServer({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '3' });
+    t = await startTestServer({
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      REDIS_COMMAND_TIMEOUT_MS,
+      REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_PER_MINUTE: '3',
+    });
   });
   afterAll(async () => {
     await t?.stop();
