@@ -171,7 +171,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
   });
 
-  it('relayed audio crosses Redis as its own bytes behind a short header, both ways (test mode)', async () => {
+  it('relayed audio crosses Redis as its own bytes behind a short header, both ways, batched per turn (test mode)', async () => {
     const orgId = await first.createOrg();
     const { key } = await first.createKey(orgId, 'test');
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
@@ -199,11 +199,20 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       await fence.publish(fenceChannel, 'fence');
       await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 10_000, 'what crossed Redis');
 
-      // Audio messages are [tag: 0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
+      // What one turn of an instance's event loop sends another is one batch: [0x03], then each message as
+      // [its length: 4 bytes, big-endian][it]; audio messages are [0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
+      const unbatched = (message: Buffer): Buffer[] => {
+        if (message[0] !== 0x03) return [message];
+        const parts: Buffer[] = [];
+        for (let at = 1; at < message.length; at += 4 + message.readUInt32BE(at)) parts.push(message.subarray(at + 4, at + 4 + message.readUInt32BE(at)));
+        return parts;
+      };
       const audioTo = (instance: TestServer, tag: number) =>
         published
-          .filter(({ channel, message }) => channel === `${env.REDIS_PREFIX}media:${instance.server.app.instanceId}` && message[0] === tag)
-          .map(({ message }) => ({ relay: message.subarray(2, 2 + message[1]!).toString(), bytes: message.subarray(2 + message[1]!) }));
+          .filter(({ channel }) => channel === `${env.REDIS_PREFIX}media:${instance.server.app.instanceId}`)
+          .flatMap(({ message }) => unbatched(message))
+          .filter((message) => message[0] === tag)
+          .map((message) => ({ relay: message.subarray(2, 2 + message[1]!).toString(), bytes: message.subarray(2 + message[1]!) }));
       // In: each 20 ms frame of the relayed stream socket, to the room's instance, as the socket sent it.
       const frames = Array.from({ length: voice.length / 960 }, (_, i) => voice.subarray(i * 960, (i + 1) * 960));
       expect(audioTo(first, 0x01).map((m) => m.bytes)).toEqual(frames);

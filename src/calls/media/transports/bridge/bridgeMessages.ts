@@ -9,6 +9,9 @@
 // Everything else is rare and stays JSON. Both share the channel, so one connection keeps a relay's
 // messages in order: a JSON message is an object, whose text starts with `{`, and the tags are control
 // bytes no JSON text may start with (not even as whitespace), so the first byte tells them apart.
+// Several messages published as one (what one turn of the event loop sends an instance) are a batch:
+//
+//   [0x03][length of the first: 4 bytes, big-endian][the first, as above][length of the second]...
 import type { Side } from '../../../side.js';
 import type { Credential, EndReason, MediaSink } from '../../endpoints.js';
 import type { TextFrame } from '../../protocol.js';
@@ -42,8 +45,10 @@ type ControlMessage = Exclude<BridgeMessage, AudioMessage>;
 
 const IN = 0x01;
 const OUT = 0x02;
+const BATCH = 0x03;
 const JSON_OBJECT = 0x7b; // `{`
 const HEADER_BYTES = 2;
+const LENGTH_BYTES = 4;
 const MAX_RELAY_BYTES = 0xff;
 const CONTROL_OPS: ReadonlySet<string> = new Set<ControlMessage['op']>(['open', 'sigin', 'gone', 'text', 'sigout', 'stale', 'turn', 'end']);
 
@@ -66,12 +71,44 @@ function encodeAudio(tag: number, relay: string, audio: Buffer): Buffer {
   return encoded;
 }
 
+/** Several encoded messages as one: [0x03] then each as [its length: 4 bytes, big-endian][it]. */
+export function encodeBatch(messages: ReadonlyArray<Buffer | string>): Buffer {
+  const parts = messages.map((message) => (typeof message === 'string' ? Buffer.from(message) : message));
+  const batch = Buffer.allocUnsafe(1 + parts.reduce((bytes, part) => bytes + LENGTH_BYTES + part.length, 0));
+  batch[0] = BATCH;
+  let at = 1;
+  for (const part of parts) {
+    at = batch.writeUInt32BE(part.length, at);
+    at += part.copy(batch, at);
+  }
+  return batch;
+}
+
 /**
- * The message a published one carries, or null for anything the bridge never sends (a truncated
- * header, an unknown first byte, JSON that is not a control message): such input is dropped. Audio is
- * a view of `raw`, not a copy.
+ * The messages a published one carries, in order: one, or a batch's. What the bridge never sends (a
+ * truncated header, an unknown first byte, JSON that is not a control message, a batch in a batch) is
+ * dropped; a batch whose lengths run past its end keeps what came before. Audio is a view of `raw`,
+ * not a copy.
  */
-export function decodeBridgeMessage(raw: Buffer): BridgeMessage | null {
+export function decodeBridgeMessages(raw: Buffer): BridgeMessage[] {
+  if (raw[0] !== BATCH) {
+    const message = decodeBridgeMessage(raw);
+    return message ? [message] : [];
+  }
+  const messages: BridgeMessage[] = [];
+  let at = 1;
+  while (at + LENGTH_BYTES <= raw.length) {
+    const end = at + LENGTH_BYTES + raw.readUInt32BE(at);
+    if (end > raw.length) break;
+    const message = decodeBridgeMessage(raw.subarray(at + LENGTH_BYTES, end));
+    if (message) messages.push(message);
+    at = end;
+  }
+  return messages;
+}
+
+/** One message (not a batch), or null for what the bridge never sends. */
+function decodeBridgeMessage(raw: Buffer): BridgeMessage | null {
   if (raw.length === 0) return null;
   const tag = raw[0];
   if (tag === JSON_OBJECT) return decodeControl(raw);
