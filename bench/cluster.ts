@@ -1,11 +1,16 @@
-// npm run bench:cluster [-- --reps 3 --seconds 5 --connections 16 --echoes 200]
+// npm run bench:cluster [-- --reps 3 --seconds 5 --connections 16 --echoes 200 --calls 50 --call-seconds 10 --clients 2]
 //
 // What a second instance adds, in one run on one machine: authenticated requests (GET /v1/account)
 // straight to one instance, through nginx to one instance, and through nginx to two (round robin);
-// and the time a test-mode call's audio takes to come back (a 20 ms frame sent on the stream socket,
+// the time a test-mode call's audio takes to come back (a 20 ms frame sent on the stream socket,
 // heard on the listen socket), straight, through nginx, and with the listen socket on the other
-// instance, bridged to the room through Redis. Two instances share one PostgreSQL database
-// and one Redis, as deploy/nginx.conf and docker-compose.yml run them.
+// instance, bridged to the room through Redis; and what relaying costs under load: --calls test-mode
+// calls streaming 20 ms frames in real time on both sides, through nginx, with every socket on the
+// room's instance (local) or with the agent's listen socket and the customer's stream socket on the
+// other instance (relayed: each frame crosses Redis once), one phase of each per repetition, in
+// alternating order; both instances' CPU per call and every frame's latency (bench/support/relayedCalls.ts).
+// Two instances share one PostgreSQL database and one Redis, as deploy/nginx.conf and docker-compose.yml
+// run them.
 //
 // Needs wrk (WRK_PATH), nginx (NGINX_PATH, default /usr/sbin/nginx), PostgreSQL (a role that may create
 // databases: DATABASE_URL, else TEST_DATABASE_URL, else the tests' default) and Redis (REDIS_URL, else
@@ -16,17 +21,25 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { requireNginx, startNginx } from '../test/support/nginx.js';
+import type { Target } from './mediaLoad.js';
+import { processCpuMs } from './support/cpuTime.js';
 import { createBenchDatabase } from './support/databases.js';
 import { num, table, withSpread } from './support/format.js';
+import { formatGoals } from './support/goals.js';
+import { LoadClients } from './support/loadClients.js';
 import { machineLine } from './support/machine.js';
 import { positiveInteger } from './support/options.js';
+import { callGoals, compareCalls, cpuPerCall, formatCallPhases, type CallLayout, type CallPhase } from './support/relayedCalls.js';
 import { newAdminToken, seed } from './support/seed.js';
 import { ROOT, serverEnv, startServerProcess, type ServerProcess } from './support/serverProcess.js';
 import { readStartScripts, runPrestart } from './support/startCommand.js';
-import { median, spread } from './support/stats.js';
+import { distribution, median, spread } from './support/stats.js';
+import { createTestCalls, endTestCalls, listenUrl, sideTarget, streamUrl, type TestCall } from './support/testCalls.js';
 import { runWrk, WRK_MISSING, wrkAvailable, wrkScript } from './support/wrk.js';
 
 const { values: flags } = parseArgs({
@@ -35,12 +48,19 @@ const { values: flags } = parseArgs({
     seconds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
     echoes: { type: 'string', default: '200' },
+    calls: { type: 'string', default: '50' },
+    'call-seconds': { type: 'string', default: '10' },
+    clients: { type: 'string', default: '2' },
   },
 });
 const REPS = positiveInteger('reps', flags.reps, 3);
 const SECONDS = positiveInteger('seconds', flags.seconds, 5);
 const CONNECTIONS = positiveInteger('connections', flags.connections, 16);
 const ECHOES = positiveInteger('echoes', flags.echoes, 200);
+const CALLS = positiveInteger('calls', flags.calls, 50);
+const CALL_SECONDS = positiveInteger('call-seconds', flags['call-seconds'], 10);
+const CLIENTS = positiveInteger('clients', flags.clients, 2);
+const CALL_WARMUP_MS = 3_000;
 const REDIS_URL = process.env.REDIS_URL || process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const SECRETS_KEY = randomBytes(32).toString('base64');
 
@@ -49,16 +69,7 @@ const SECRETS_KEY = randomBytes(32).toString('base64');
  * hearing it on the side's listen socket (opened at `earUrl`), per frame.
  */
 async function echoTimes(baseUrl: string, earUrl: string, key: string): Promise<number[]> {
-  const api = (p: string, init: RequestInit = {}) => fetch(baseUrl + p, init).then((r) => r.json() as Promise<Record<string, any>>);
-  const call = await api('/v1/calls', {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ agent_language: 'en', customer_language: 'fi' }),
-  });
-  const callKey = String(call.agent_url).split('#k=')[1];
-  const join = await api(`/calls/public/${call.id}`, { headers: { 'X-Call-Key': callKey } });
-  const ws = baseUrl.replace(/^http/, 'ws');
-  const earWs = earUrl.replace(/^http/, 'ws');
+  const [call] = await createTestCalls(baseUrl, key, 1);
   const open = (url: string) =>
     new Promise<WebSocket>((resolve, reject) => {
       const socket = new WebSocket(url);
@@ -66,10 +77,10 @@ async function echoTimes(baseUrl: string, earUrl: string, key: string): Promise<
       socket.once('error', reject);
     });
   // The stream socket first: the room is made where it lands.
-  const mic = await open(`${ws}${join.stream.path}?token=${encodeURIComponent(join.stream.token)}&source_id=bench`);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const ear = await open(`${earWs}${join.listen.path}?unlock=${encodeURIComponent(join.listen.unlock)}`);
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  const mic = await open(streamUrl(baseUrl, call!.agent));
+  await sleep(200);
+  const ear = await open(listenUrl(earUrl, call!.agent));
+  await sleep(200);
   const times: number[] = [];
   const frame = Buffer.alloc(960, 7);
   // Audio comes as binary messages; captions and notices (text) may come between them.
@@ -86,14 +97,79 @@ async function echoTimes(baseUrl: string, earUrl: string, key: string): Promise<
   }
   mic.close();
   ear.close();
-  await api(`/v1/calls/${call.id}/end`, { method: 'POST', headers: { Authorization: `Bearer ${key}` } });
+  await endTestCalls(baseUrl, key, [call!]);
   return times;
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
+interface CallLoadSetup {
+  key: string;
+  /** Where calls are made (the API). */
+  apiUrl: string;
+  /** nginx in front of the room's instance alone, and of the other alone. */
+  near: string;
+  far: string;
+  /** The room's instance first. */
+  instances: ServerProcess[];
+  redis: Redis;
+  redisPrefix: string;
+}
+
+/**
+ * The sockets of a call's two sides: all through `near` (local), or the agent's listen socket and the
+ * customer's stream socket through `far` (relayed), opened once the rooms the others make are settled.
+ */
+function callTargets(call: TestCall, layout: CallLayout, near: string, far: string): Target[] {
+  if (layout === 'local') return [sideTarget(near, call.agent), sideTarget(near, call.customer)];
+  return [
+    { stream: streamUrl(near, call.agent), listen: listenUrl(far, call.agent), later: 'listen' },
+    { stream: streamUrl(far, call.customer), listen: listenUrl(near, call.customer), later: 'stream' },
+  ];
+}
+
+/** Waits until every call's room is held (its lease in Redis), and answers the instance ids holding them. */
+async function roomHolders(setup: CallLoadSetup, calls: readonly TestCall[]): Promise<Set<string>> {
+  const keys = calls.map((call) => `${setup.redisPrefix}room:${call.id}`);
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const holders = await setup.redis.mget(keys);
+    if (holders.every((holder) => holder !== null)) return new Set(holders as string[]);
+    if (performance.now() > deadline) throw new Error(`${holders.filter((h) => h === null).length} of ${calls.length} rooms not made within 60 s`);
+    await sleep(50);
+  }
+}
+
+/** One phase: CALLS new calls in `layout`, streaming; both instances' CPU over the measured window. */
+async function callPhase(setup: CallLoadSetup, layout: CallLayout, rep: number): Promise<CallPhase> {
+  const calls = await createTestCalls(setup.apiUrl, setup.key, CALLS);
+  const clients = LoadClients.fork(
+    calls.flatMap((call) => callTargets(call, layout, setup.near, setup.far)),
+    [],
+    CLIENTS,
+  );
+  try {
+    await clients.connect(true);
+    // Every room is made by a socket on the room's instance before any socket reaches the other.
+    const holders = await roomHolders(setup, calls);
+    await clients.connectLater();
+    const after = await roomHolders(setup, calls);
+    if (holders.size !== 1 || after.size !== 1 || [...after][0] !== [...holders][0]) throw new Error(`the ${layout} calls' rooms are not all on one instance`);
+    const streaming = clients.stream({ warmupMs: CALL_WARMUP_MS, measureMs: CALL_SECONDS * 1_000, drainMs: 1_000 });
+    await streaming.measuring;
+    const cpuBefore = await Promise.all(setup.instances.map((instance) => processCpuMs(instance.pid)));
+    const started = performance.now();
+    await streaming.ended;
+    const wallMs = performance.now() - started;
+    const cpuMs = (await Promise.all(setup.instances.map((instance) => processCpuMs(instance.pid)))).map((cpu, i) => cpu - cpuBefore[i]!);
+    const result = await streaming.results;
+    await clients.disconnect();
+    return { layout, rep, calls: CALLS, wallMs, roomCpuMs: cpuMs[0]!, otherCpuMs: cpuMs[1]!, sent: result.sent, lost: result.lost, latency: distribution(result.latencies) };
+  } catch (err) {
+    clients.kill();
+    throw err;
+  } finally {
+    await endTestCalls(setup.apiUrl, setup.key, calls);
+  }
+}
 
 async function main() {
   if (!(await wrkAvailable())) throw new Error(WRK_MISSING);
@@ -119,6 +195,8 @@ async function main() {
         SECRETS_KEY,
         REDIS_URL,
         REDIS_PREFIX: redisPrefix,
+        // On a loaded machine an instance's busy event loop may hold a reply past the 2 s default: that is not Redis away.
+        REDIS_COMMAND_TIMEOUT_MS: '60000',
         RATE_LIMIT_PER_MINUTE: '1000000',
         AUDIOSOCKET_PORT: '0',
         LOG_LEVEL: 'warn',
@@ -140,7 +218,8 @@ async function main() {
     const seeded = await seed(instances[0]!.url, adminToken);
     const one = await startNginx([new URL(instances[0]!.url).host]);
     const two = await startNginx(instances.map((instance) => new URL(instance.url).host));
-    balancers.push(one, two);
+    const otherAlone = await startNginx([new URL(instances[1]!.url).host]);
+    balancers.push(one, two, otherAlone);
 
     const script = path.join(workDir, 'account.lua');
     await writeFile(script, wrkScript({ method: 'GET', path: '/v1/account', headers: { Authorization: `Bearer ${seeded.key}` } }));
@@ -176,11 +255,33 @@ async function main() {
     ];
     const echoRows: string[][] = [];
     for (const route of echoes) {
-      const times = await echoTimes(route.mic, route.ear, seeded.key);
-      echoRows.push([route.label, num(percentile(times, 50), 2), num(percentile(times, 99), 2)]);
+      const times = distribution(await echoTimes(route.mic, route.ear, seeded.key))!;
+      echoRows.push([route.label, num(times.p50, 2), num(times.p99, 2)]);
     }
     console.log(`\nA test-mode call's 20 ms frame, stream socket to listen socket, ${ECHOES} frames one after another\n`);
     console.log(table([['path', 'p50 ms', 'p99 ms'], ...echoRows]));
+
+    console.log(
+      `\n${CALLS} test-mode calls at once, both sides streaming 20 ms frames in real time through nginx (${CALL_WARMUP_MS / 1_000} s warm-up, ` +
+        `${CALL_SECONDS} s measured), local and relayed in turn, ${REPS} of each; ${CLIENTS} load processes\n`,
+    );
+    const redis = new Redis(REDIS_URL);
+    const phases: CallPhase[] = [];
+    try {
+      const setup: CallLoadSetup = { key: seeded.key, apiUrl: instances[0]!.url, near: one.url, far: otherAlone.url, instances, redis, redisPrefix };
+      for (let rep = 1; rep <= REPS; rep++) {
+        const order: CallLayout[] = rep % 2 ? ['local', 'relayed'] : ['relayed', 'local'];
+        for (const layout of order) {
+          const phase = await callPhase(setup, layout, rep);
+          phases.push(phase);
+          console.log(`rep ${rep}/${REPS} ${layout}: CPU ${num(cpuPerCall(phase), 3)} % of a core per call, p99 ${num(phase.latency?.p99 ?? Number.NaN, 2)} ms`);
+        }
+      }
+    } finally {
+      redis.disconnect();
+    }
+    console.log(`\n${formatCallPhases(phases)}\n`);
+    console.log(formatGoals(callGoals(compareCalls(phases))));
     console.log(`\nat end: ${machineLine()}`);
   } finally {
     for (const balancer of balancers) await balancer.stop();

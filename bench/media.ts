@@ -6,14 +6,12 @@
 // (the agent on WebSockets as above, the customer on a scripted Twilio media stream). The server (and
 // the relay) run in this process; the load runs in child processes (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
@@ -22,6 +20,9 @@ import { loadConfig } from '../src/config.js';
 import { newSecret } from '../src/ids.js';
 import { startServer } from '../src/server.js';
 import type { PhoneTarget, Target } from './mediaLoad.js';
+import { LoadClients } from './support/loadClients.js';
+import { distribution, type Distribution } from './support/stats.js';
+import { createTestCalls, sideTarget } from './support/testCalls.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -50,7 +51,7 @@ interface PhaseResult {
   outOfOrder: number;
   lateSends: number;
   clientLoopDelayP99: number;
-  latency: Stats | null;
+  latency: Distribution | null;
   serverCpu: number;
   clientCpu: number;
   rssBefore: number;
@@ -64,48 +65,10 @@ interface PhaseResult {
   phoneMarks: number;
 }
 
-interface Stats {
-  count: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
-
 function memory() {
   const m = process.memoryUsage();
   return { rss: m.rss, heap: m.heapUsed, external: m.external + m.arrayBuffers };
 }
-
-function child(): ChildProcess {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), 'mediaLoad.ts');
-  return fork(file, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
-
-function next(proc: ChildProcess, event: string): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: Record<string, unknown>) => {
-      if (message.event === 'error') reject(new Error(String(message.message)));
-      else if (message.event === event) {
-        proc.off('message', onMessage);
-        resolve(message);
-      }
-    };
-    proc.on('message', onMessage);
-  });
-}
-
-/** One load process per slice of the targets: a target's stream and listen stay in one process (one clock). */
-function loadProcesses(targets: Target[], phones: PhoneTarget[]): Array<{ proc: ChildProcess; targets: Target[]; phones: PhoneTarget[] }> {
-  const count = Math.min(CLIENTS, Math.max(targets.length, phones.length));
-  return Array.from({ length: count }, (_, i) => ({
-    proc: child(),
-    targets: targets.filter((_, j) => j % count === i),
-    phones: phones.filter((_, j) => j % count === i),
-  }));
-}
-
-const all = (loads: Array<{ proc: ChildProcess }>, event: string) => Promise.all(loads.map((load) => next(load.proc, event)));
 
 async function runPhase(
   name: string,
@@ -121,19 +84,18 @@ async function runPhase(
   await new Promise((resolve) => setTimeout(resolve, 200));
   gc();
   const before = memory();
-  const loads = loadProcesses(targets, phones);
-  for (const load of loads) load.proc.send({ cmd: 'connect', targets: load.targets, phones: load.phones, wav });
-  await all(loads, 'connected');
+  const clients = LoadClients.fork(targets, phones, CLIENTS);
+  await clients.connect(wav);
   process.stdout.write(` streaming ${WARMUP} s warm-up + ${SECONDS} s measured...`);
   const loop = monitorEventLoopDelay({ resolution: 5 });
-  for (const load of loads) load.proc.send({ cmd: 'stream', warmupMs: WARMUP * 1_000, measureMs: SECONDS * 1_000, drainMs: 1_000 });
-  await all(loads, 'measure-start');
+  const streaming = clients.stream({ warmupMs: WARMUP * 1_000, measureMs: SECONDS * 1_000, drainMs: 1_000 });
+  await streaming.measuring;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   loop.enable();
   const samples: Array<ReturnType<typeof memory>> = [];
   const sampler = setInterval(() => samples.push(memory()), 1_000);
-  const ends = await all(loads, 'measure-end');
+  const clientCores = await streaming.ended;
   const usage = process.cpuUsage(cpu0);
   const wall = performance.now() - t0;
   loop.disable();
@@ -142,47 +104,38 @@ async function runPhase(
   gc();
   gc();
   const retained = memory();
-  const results = await all(loads, 'results');
+  const result = await streaming.results;
   const dropped = droppedNow();
-  for (const load of loads) load.proc.send({ cmd: 'disconnect' });
-  await all(loads, 'disconnected').catch(() => {});
+  await clients.disconnect().catch(() => {});
   const median = (key: keyof ReturnType<typeof memory>) => {
     const values = samples.map((s) => s[key]).sort((a, b) => a - b);
     return values[Math.floor(values.length / 2)] ?? 0;
   };
-  const sum = (key: string) => results.reduce((n, r) => n + (r[key] as number), 0);
   process.stdout.write(' done\n');
   return {
     name,
     calls,
     sockets,
-    sent: sum('sent'),
-    received: sum('received'),
-    lost: sum('lost'),
-    badFrames: sum('badFrames'),
-    outOfOrder: sum('outOfOrder'),
-    lateSends: sum('lateSends'),
-    clientLoopDelayP99: Math.max(...results.map((r) => r.clientLoopDelayP99 as number)),
-    latency: summarize(results.flatMap((r) => r.latencies as number[])),
+    sent: result.sent,
+    received: result.received,
+    lost: result.lost,
+    badFrames: result.badFrames,
+    outOfOrder: result.outOfOrder,
+    lateSends: result.lateSends,
+    clientLoopDelayP99: result.clientLoopDelayP99,
+    latency: distribution(result.latencies),
     serverCpu: ((usage.user + usage.system) / 1_000 / wall) * 100,
-    clientCpu: ends.reduce((n, end) => n + (end.clientCpu as number), 0) * 100,
+    clientCpu: clientCores * 100,
     rssBefore: before.rss,
     rssStreaming: median('rss'),
     heapPerCall: (retained.heap - before.heap) / calls,
     externalPerCall: (retained.external - before.external) / calls,
     loopDelayP99: loop.percentile(99) / 1e6,
     dropped,
-    phoneFramesSent: sum('phoneFramesSent'),
-    phoneFramesReceived: sum('phoneFramesReceived'),
-    phoneMarks: sum('phoneMarks'),
+    phoneFramesSent: result.phoneFramesSent,
+    phoneFramesReceived: result.phoneFramesReceived,
+    phoneMarks: result.phoneMarks,
   };
-}
-
-function summarize(values: number[]): Stats | null {
-  if (!values.length) return null;
-  const sorted = Float64Array.from(values).sort();
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { count: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] };
 }
 
 /** The bare relay: /s/{key} frames are forwarded unchanged to the listeners of /l/{key}. */
@@ -246,25 +199,7 @@ async function main() {
     const { key } = await post(`/admin/orgs/${org.org_id}/keys`, ADMIN, { mode: 'test' });
     process.stdout.write(`creating ${CALLS} calls...`);
     const wsUrl = server.url.replace(/^http/, 'ws');
-    const media: Target[] = [];
-    for (let i = 0; i < CALLS; i += 20) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(20, CALLS - i) }, async () => {
-          const call = await post('/v1/calls', key, { agent_language: 'en', customer_language: 'fi', video: false });
-          const targets: Target[] = [];
-          for (const url of [call.agent_url, call.customer_url]) {
-            const res = await fetch(`${server.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': url.split('#k=')[1] } });
-            const join = await res.json();
-            targets.push({
-              stream: `${wsUrl}${join.stream.path}?token=${encodeURIComponent(join.stream.token)}&source_id=${join.stream.source_id}`,
-              listen: `${wsUrl}${join.listen.path}?unlock=${encodeURIComponent(join.listen.unlock)}`,
-            });
-          }
-          return targets;
-        }),
-      );
-      media.push(...batch.flat());
-    }
+    const media: Target[] = (await createTestCalls(server.url, key, CALLS)).flatMap((call) => [sideTarget(server.url, call.agent), sideTarget(server.url, call.customer)]);
     console.log(' done');
 
     /** Chunks dropped for slow listeners (the WebSocket transport counts them) since start. */
@@ -280,31 +215,9 @@ async function main() {
     // Phone calls: the agent on WebSockets as above, the customer on a Twilio media stream (test mode:
     // each side hears its own voice; the phone's comes back as paced 20 ms mu-law media messages).
     process.stdout.write(`creating ${CALLS} phone calls...`);
-    const agents: Target[] = [];
-    const phones: PhoneTarget[] = [];
-    for (let i = 0; i < CALLS; i += 20) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(20, CALLS - i) }, async () => {
-          const call = await post('/v1/calls', key, { agent_language: 'en', customer_language: 'fi', video: false });
-          const [agent, customer] = await Promise.all(
-            [call.agent_url, call.customer_url].map(async (url: string) =>
-              (await fetch(`${server.url}/calls/public/${call.id}`, { headers: { 'X-Call-Key': url.split('#k=')[1] } })).json(),
-            ),
-          );
-          return {
-            agent: {
-              stream: `${wsUrl}${agent.stream.path}?token=${encodeURIComponent(agent.stream.token)}&source_id=${agent.stream.source_id}`,
-              listen: `${wsUrl}${agent.listen.path}?unlock=${encodeURIComponent(agent.listen.unlock)}`,
-            },
-            phone: { url: `${wsUrl}/media/twilio/${customer.stream.channel_id}`, token: customer.stream.token },
-          };
-        }),
-      );
-      for (const { agent, phone } of batch) {
-        agents.push(agent);
-        phones.push(phone);
-      }
-    }
+    const phoneCalls = await createTestCalls(server.url, key, CALLS);
+    const agents: Target[] = phoneCalls.map((call) => sideTarget(server.url, call.agent));
+    const phones: PhoneTarget[] = phoneCalls.map((call) => ({ url: `${wsUrl}/media/twilio/${call.customer.stream.channel_id}`, token: call.customer.stream.token }));
     console.log(' done');
     const droppedPhones0 = listenerChunksDropped();
     const phoneResult = await runPhase('phone calls', CALLS, agents, true, () => listenerChunksDropped() - droppedPhones0, phones);

@@ -1,4 +1,4 @@
-// A load generator of bench/media.ts, run as child processes (the targets split between them) so their
+// A load generator of bench/media.ts and bench/cluster.ts, run as child processes (the targets split between them) so their
 // CPU does not count as the server's and no one client's event loop adds its own queueing: opens a stream and a listen socket per side, streams 20 ms frames in real time, and
 // measures how long each frame takes from entering a stream socket to leaving the listen socket.
 //
@@ -11,6 +11,28 @@ import { WebSocket } from 'ws';
 export interface Target {
   stream: string;
   listen: string;
+  /**
+   * This socket opens in the second wave (`connect-later`), the other in the first: with several
+   * instances, the first wave's sockets make the rooms where they land, and the later ones, once those
+   * are settled, land elsewhere and are relayed to them.
+   */
+  later?: 'stream' | 'listen';
+}
+
+/** What a load process measured, sent once the drain after the measured window is over. */
+export interface LoadResult {
+  sent: number;
+  received: number;
+  lost: number;
+  badFrames: number;
+  outOfOrder: number;
+  lateSends: number;
+  clientLoopDelayP99: number;
+  phoneFramesSent: number;
+  phoneFramesReceived: number;
+  phoneMarks: number;
+  /** Milliseconds from sending each measured frame to hearing it, raw, so percentiles cover every process. */
+  latencies: number[];
 }
 
 /** A side played by a phone over Twilio Media Streams: the stream URL and the `token` start parameter. */
@@ -21,6 +43,7 @@ export interface PhoneTarget {
 
 type Command =
   | { cmd: 'connect'; targets: Target[]; phones?: PhoneTarget[]; wav: boolean }
+  | { cmd: 'connect-later' }
   | { cmd: 'stream'; warmupMs: number; measureMs: number; drainMs: number }
   | { cmd: 'disconnect' };
 
@@ -59,6 +82,7 @@ let phoneFramesSent = 0;
 let phoneFramesReceived = 0;
 let phoneMarks = 0;
 let wav = true;
+let assigned: Target[] = [];
 let measuring = false;
 const latencies: number[] = [];
 const received = new Map<number, Set<number>>();
@@ -168,20 +192,26 @@ function sendPhoneFrame(phone: Phone): void {
   );
 }
 
-async function connectAll(targets: Target[]): Promise<void> {
+/** Opens the targets' sockets of one wave: the listen socket before the stream socket of a target. */
+async function connectAll(targets: Target[], wave: 'first' | 'later'): Promise<void> {
+  const inWave = (target: Target, socket: 'stream' | 'listen') => (target.later === socket) === (wave === 'later');
   const batch = 50;
   for (let i = 0; i < targets.length; i += batch) {
     await Promise.all(
       targets.slice(i, i + batch).map(async (target, j) => {
         const index = i + j;
-        const ear: Ear = { ws: await open(target.listen), carry: Buffer.alloc(0) };
-        ear.ws.on('message', (data: Buffer, isBinary) => {
-          if (isBinary) onListen(ear, data);
-        });
-        ears.push(ear);
-        const ws = await open(target.stream);
-        streams[index] = { index, ws, seq: 0, nextDue: 0, sentInWindow: 0, firstMeasuredSeq: Infinity, lastMeasuredSeq: -1 };
-        received.set(index, new Set());
+        if (inWave(target, 'listen')) {
+          const ear: Ear = { ws: await open(target.listen), carry: Buffer.alloc(0) };
+          ear.ws.on('message', (data: Buffer, isBinary) => {
+            if (isBinary) onListen(ear, data);
+          });
+          ears.push(ear);
+        }
+        if (inWave(target, 'stream')) {
+          const ws = await open(target.stream);
+          streams[index] = { index, ws, seq: 0, nextDue: 0, sentInWindow: 0, firstMeasuredSeq: Infinity, lastMeasuredSeq: -1 };
+          received.set(index, new Set());
+        }
       }),
     );
   }
@@ -242,8 +272,7 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
   await new Promise((resolve) => setTimeout(resolve, drainMs));
   const sent = streams.reduce((n, s) => n + s.sentInWindow, 0);
   const got = [...received.values()].reduce((n, set) => n + set.size, 0);
-  send({
-    event: 'results',
+  const result: LoadResult = {
     sent,
     received: got,
     lost: sent - got,
@@ -254,9 +283,9 @@ async function run(warmupMs: number, measureMs: number, drainMs: number): Promis
     phoneFramesSent,
     phoneFramesReceived,
     phoneMarks,
-    // Raw, so the parent can take percentiles over every load process together.
     latencies,
-  });
+  };
+  send({ event: 'results', ...result });
 }
 
 process.on('message', (message: Command) => {
@@ -264,8 +293,12 @@ process.on('message', (message: Command) => {
     try {
       if (message.cmd === 'connect') {
         wav = message.wav;
-        await connectAll(message.targets);
+        assigned = message.targets;
+        await connectAll(assigned, 'first');
         for (const [index, phone] of (message.phones ?? []).entries()) await connectPhone(phone, index);
+        send({ event: 'connected' });
+      } else if (message.cmd === 'connect-later') {
+        await connectAll(assigned, 'later');
         send({ event: 'connected' });
       } else if (message.cmd === 'stream') {
         await run(message.warmupMs, message.measureMs, message.drainMs);

@@ -1,6 +1,8 @@
 // The Redis connections of an instance that shares its deployment (docs/several-instances.md): one for commands
-// (rate limits, publishing events, media leases and relays) and one subscribed to channels. Keys and
-// channels carry REDIS_PREFIX, so deployments may share a Redis.
+// (rate limits, publishing events, media leases and relays), one subscribed to the events' channel, and
+// one to this instance's media channel. The media bridge's messages are mostly binary audio, 50 a second
+// per relayed socket: on a connection of their own, the events' subscriber neither decodes them as text
+// nor waits behind them. Keys and channels carry REDIS_PREFIX, so deployments may share a Redis.
 //
 // Redis may go away and come back while the instance serves. Commands then fail at once (no offline
 // queue) or within the command timeout (a Redis that hangs), never wait; the instance serves degraded
@@ -15,7 +17,7 @@ export const RECONNECT_AT_MOST_EVERY_MS = 2_000;
 
 /** Whether Redis answers, as the instance's connections see it; told once per change. */
 export interface RedisAvailability {
-  /** Both connections are up. */
+  /** Every connection is up. */
   readonly available: boolean;
   /** Calls `listener` each time Redis goes away (false) or is back (true); returns how to stop. */
   onChange(listener: (available: boolean) => void): () => void;
@@ -23,7 +25,10 @@ export interface RedisAvailability {
 
 export interface RedisConnections extends RedisAvailability {
   commands: Redis;
+  /** Subscribed to the events' channel (src/events/redisBus.ts). */
   subscriber: Redis;
+  /** Subscribed to this instance's media channel (src/calls/media/transports/bridge/redisBridge.ts). */
+  mediaSubscriber: Redis;
   prefix: string;
   close(): Promise<void>;
 }
@@ -59,19 +64,17 @@ export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeo
     });
   const commands = open();
   const subscriber = open();
+  const mediaSubscriber = open();
+  const all = [commands, subscriber, mediaSubscriber];
   try {
-    await Promise.all([commands.connect(), subscriber.connect()]);
+    await Promise.all(all.map((client) => client.connect()));
   } catch (err) {
-    commands.disconnect();
-    subscriber.disconnect();
+    for (const client of all) client.disconnect();
     throw new Error(`REDIS_URL: Redis did not answer (${(err as Error).message}); several instances share rate limits and events through it`);
   }
 
   const listeners = new Set<(available: boolean) => void>();
-  const up = new Map<Redis, boolean>([
-    [commands, true],
-    [subscriber, true],
-  ]);
+  const up = new Map<Redis, boolean>(all.map((client) => [client, true]));
   let available = true;
   let closing = false;
   const update = (client: Redis, isUp: boolean) => {
@@ -89,7 +92,7 @@ export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeo
     }
     for (const listener of listeners) listener(available);
   };
-  for (const client of [commands, subscriber]) {
+  for (const client of all) {
     // Every failed attempt to reconnect reports an error: the outage is told once, by `update`.
     client.on('error', (err: Error) => logger.debug({ err }, 'redis: connection error'));
     client.on('close', () => update(client, false));
@@ -98,6 +101,7 @@ export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeo
   return {
     commands,
     subscriber,
+    mediaSubscriber,
     prefix,
     get available() {
       return available;
@@ -109,7 +113,7 @@ export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeo
     close: async () => {
       closing = true;
       listeners.clear();
-      await Promise.allSettled([commands.quit(), subscriber.quit()]);
+      await Promise.allSettled(all.map((client) => client.quit()));
     },
   };
 }

@@ -191,7 +191,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(app, options.media);
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
-    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.subscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
+    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.mediaSubscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
     // Whatever transports are listed: the plane counts and closes them, their gauges join /metrics,
     // their upgrade routes the HTTP server's, and their own listeners open once it listens.
     const transports = (options.transports ?? TRANSPORTS).map((make) => make({ plane: media, app }));

@@ -3,6 +3,13 @@
 import type { ChildProcess } from 'node:child_process';
 
 export function ask(proc: ChildProcess, message: object, event: string, timeoutMs = 120_000): Promise<Record<string, unknown>> {
+  const reply = next(proc, event, timeoutMs, `to ${JSON.stringify(message)}`);
+  proc.send(message);
+  return reply;
+}
+
+/** The next message of `proc` naming `event`; rejects on an error reply, or when none came within `timeoutMs`. */
+export function next(proc: ChildProcess, event: string, timeoutMs = 120_000, context = ''): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const done = () => {
       clearTimeout(timer);
@@ -10,7 +17,7 @@ export function ask(proc: ChildProcess, message: object, event: string, timeoutM
     };
     const timer = setTimeout(() => {
       done();
-      reject(new Error(`no "${event}" reply to ${JSON.stringify(message)} within ${timeoutMs / 1000} s`));
+      reject(new Error(`no "${event}" reply${context && ` ${context}`} within ${timeoutMs / 1000} s`));
     }, timeoutMs);
     const onMessage = (reply: Record<string, unknown>) => {
       if (reply?.event === 'error') {
@@ -22,6 +29,5 @@ export function ask(proc: ChildProcess, message: object, event: string, timeoutM
       }
     };
     proc.on('message', onMessage);
-    proc.send(message);
   });
 }

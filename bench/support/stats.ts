@@ -20,3 +20,20 @@ export function spread(values: readonly number[]): Spread {
   if (values.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, count: 0 };
   return { median: median(values), min: Math.min(...values), max: Math.max(...values), count: values.length };
 }
+
+/** Percentiles of many values (every frame's latency of a run). */
+export interface Distribution {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+/** The distribution of the values (the p-th percentile is the value below which p % of them fall); null when there are none. */
+export function distribution(values: readonly number[]): Distribution | null {
+  if (values.length === 0) return null;
+  const sorted = Float64Array.from(values).sort();
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { count: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1]! };
+}

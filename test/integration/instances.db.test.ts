@@ -37,6 +37,12 @@ import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, type TestServer } from '../support/testServer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * A Redis command waits up to a minute: on a loaded machine a server's event loop may be busy longer
+ * than the 2 s default while a reply waits, which is not Redis being away (a Redis that is away fails
+ * commands at once, whatever this is).
+ */
+const REDIS_COMMAND_TIMEOUT_MS = '60000';
 
 /**
  * The bytes of audio that are not the silence byte. A phone is paced in real time: when the echo comes
@@ -83,7 +89,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
   let first: TestServer;
   let second: TestServer;
   // Leases renewed every half second: a dead instance is known within 1.5 s.
-  const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6', INSTANCE_HEARTBEAT_MS: '1000' };
+  const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6', INSTANCE_HEARTBEAT_MS: '1000' };
   beforeAll(async () => {
     first = await startTestServer(env);
     const shared = first.server.app.config.databaseUrl!;
@@ -163,6 +169,62 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect((await callApi(second).api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
     expect(await micClosed).toEqual({ code: 4000, reason: 'call ended' });
     expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
+  });
+
+  it('relayed audio crosses Redis as its own bytes behind a short header, both ways, batched per turn (test mode)', async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const call = await callApi(first).createCall(key, { customer_language: 'es' });
+    const ear = await Listener.open(listenUrl(first, await callApi(first).join(call.id, call.agentKey))); // the room is made on the first instance
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    // What the instances publish to each other, as bytes.
+    const wire = new Redis(REDIS_URL);
+    const fence = new Redis(REDIS_URL);
+    const published: Array<{ channel: string; message: Buffer }> = [];
+    wire.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) => published.push({ channel: channel.toString(), message }));
+    await wire.psubscribe(`${env.REDIS_PREFIX}media:*`);
+    try {
+      const onSecond = await callApi(second).join(call.id, call.agentKey);
+      const relayedEar = await Listener.open(listenUrl(second, onSecond));
+      const relayedMic = await connect(streamUrl(second, onSecond));
+      const inRoom = () => first.server.media.room(call.id)!.stats();
+      await waitUntil(() => inRoom().endpoints.listen === 2 && inRoom().endpoints.stream === 1, 10_000, 'the relayed sockets in the room');
+
+      const voice = pattern(9_600, 5);
+      await streamAudio(relayedMic, voice, 960, 1);
+      expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
+      expect((await relayedEar.waitForBytes(voice.length)).equals(voice)).toBe(true);
+      // Redis handed every message the sockets heard to the watcher before one published after them.
+      const fenceChannel = `${env.REDIS_PREFIX}media:fence`;
+      await fence.publish(fenceChannel, 'fence');
+      await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 10_000, 'what crossed Redis');
+
+      // What one turn of an instance's event loop sends another is one batch: [0x03], then each message as
+      // [its length: 4 bytes, big-endian][it]; audio messages are [0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
+      const unbatched = (message: Buffer): Buffer[] => {
+        if (message[0] !== 0x03) return [message];
+        const parts: Buffer[] = [];
+        for (let at = 1; at < message.length; at += 4 + message.readUInt32BE(at)) parts.push(message.subarray(at + 4, at + 4 + message.readUInt32BE(at)));
+        return parts;
+      };
+      const audioTo = (instance: TestServer, tag: number) =>
+        published
+          .filter(({ channel }) => channel === `${env.REDIS_PREFIX}media:${instance.server.app.instanceId}`)
+          .flatMap(({ message }) => unbatched(message))
+          .filter((message) => message[0] === tag)
+          .map((message) => ({ relay: message.subarray(2, 2 + message[1]!).toString(), bytes: message.subarray(2 + message[1]!) }));
+      // In: each 20 ms frame of the relayed stream socket, to the room's instance, as the socket sent it.
+      const frames = Array.from({ length: voice.length / 960 }, (_, i) => voice.subarray(i * 960, (i + 1) * 960));
+      expect(audioTo(first, 0x01).map((m) => m.bytes)).toEqual(frames);
+      // Out: each WAV chunk the relayed listen socket got, to its instance, as the socket got it.
+      expect(audioTo(second, 0x02).map((m) => m.bytes)).toEqual(relayedEar.chunks);
+      // Both relays are the second instance's (their ids start with its own).
+      for (const { relay } of [...audioTo(first, 0x01), ...audioTo(second, 0x02)]) expect(relay.startsWith(`${second.server.app.instanceId}.`)).toBe(true);
+      for (const ws of [relayedMic, relayedEar.ws, ear.ws]) ws.close();
+    } finally {
+      wire.disconnect();
+      fence.disconnect();
+    }
   });
 
   it("an AudioSocket line that reaches the other instance is relayed to the call's room: audio both ways (test mode)", async () => {
@@ -409,7 +471,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
 describe.skipIf(backendName !== 'postgres')('an instance that stops in the middle of a call', () => {
   it('leaves the call open; its sides reconnect to the other instance and carry on', async () => {
     // No grace: the instance goes at once, as one that is lost would.
-    const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, SHUTDOWN_GRACE_SECONDS: '0' };
+    const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, SHUTDOWN_GRACE_SECONDS: '0' };
     const first = await startTestServer(env);
     const second = await startTestServer(env, { databaseUrl: () => first.server.app.config.databaseUrl! });
     try {
@@ -449,7 +511,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
   it("its relayed sockets end, and the call's next socket takes the room over on the other instance", async () => {
     // Leases renewed every 150 ms: a dead instance's lease lapses within half a second.
     const prefix = `test-${randomBytes(4).toString('hex')}:`;
-    const env = { REDIS_URL, REDIS_PREFIX: prefix, INSTANCE_HEARTBEAT_MS: '300' };
+    const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: prefix, INSTANCE_HEARTBEAT_MS: '300' };
     const survivor = await startTestServer(env);
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-doomed-'));
     // The doomed instance is a real process, so that it can die as a crash does (SIGKILL).
@@ -516,7 +578,12 @@ describe.skipIf(backendName !== 'postgres')('an instance whose Redis goes away',
     const target = new URL(REDIS_URL);
     proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
     await proxy.start();
-    t = await startTestServer({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '3' });
+    t = await startTestServer({
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      REDIS_COMMAND_TIMEOUT_MS,
+      REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_PER_MINUTE: '3',
+    });
   });
   afterAll(async () => {
     await t?.stop();

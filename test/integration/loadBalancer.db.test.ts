@@ -16,7 +16,8 @@ describe.skipIf(backendName !== 'postgres')('two instances behind nginx (deploy/
   let instances: TestServer[];
   let nginx: Nginx;
   beforeAll(async () => {
-    const env = { REDIS_URL, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, TRUST_PROXY: '1' };
+    // Commands wait up to a minute: a loaded machine's busy event loop is not Redis being away.
+    const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: '60000', REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, TRUST_PROXY: '1' };
     const first = await startTestServer(env);
     const second = await startTestServer(env, { databaseUrl: () => first.server.app.config.databaseUrl! });
     instances = [first, second];

@@ -12,7 +12,8 @@ import { formatRestTables, restGoals, summarizeRow, type Repetition } from '../.
 import { formatProbes, formatStarts, startGoals, summarizeStarts } from '../../bench/support/startReport.js';
 import { backends, positiveInteger } from '../../bench/support/options.js';
 import { parseStartScript } from '../../bench/support/startCommand.js';
-import { median, spread } from '../../bench/support/stats.js';
+import { callGoals, compareCalls, cpuPerCall, formatCallPhases, type CallPhase } from '../../bench/support/relayedCalls.js';
+import { distribution, median, spread } from '../../bench/support/stats.js';
 import { cpuSpentMs, parseStat } from '../../bench/support/cpuTime.js';
 import { readFileSync } from 'node:fs';
 import { table, withSpread } from '../../bench/support/format.js';
@@ -298,6 +299,60 @@ describe('the goals of issue 13', () => {
       expect.stringMatching(/^ {2}not run\s+not measured {2}not measured$/),
       '  1 of 2 measured goals met, 1 not measured',
     ]);
+  });
+});
+
+describe('distribution', () => {
+  it('takes the value below which each share of the values falls, over every value', () => {
+    const values = Array.from({ length: 1_000 }, (_, i) => 1_000 - i); // 1..1000, in any order
+    expect(distribution(values)).toEqual({ count: 1_000, p50: 501, p90: 901, p99: 991, max: 1_000 });
+    expect(distribution([])).toBeNull();
+  });
+});
+
+describe('bench:cluster, relayed calls against local ones', () => {
+  const phase = (layout: CallPhase['layout'], rep: number, roomCpuMs: number, otherCpuMs: number, p99: number): CallPhase => ({
+    layout,
+    rep,
+    calls: 50,
+    wallMs: 10_000,
+    roomCpuMs,
+    otherCpuMs,
+    sent: 50_000,
+    lost: layout === 'relayed' ? 5 : 0,
+    latency: { count: 50_000, p50: p99 / 4, p90: p99 / 2, p99, max: p99 * 2 },
+  });
+  // Alternated as the benchmark runs them; the third repetition has no relayed phase (it failed).
+  const phases = [
+    phase('local', 1, 1_500, 100, 2),
+    phase('relayed', 1, 1_400, 600, 3),
+    phase('relayed', 2, 1_300, 900, 7),
+    phase('local', 2, 1_400, 200, 2.5),
+    phase('local', 3, 1_000, 0, 1),
+  ];
+
+  it('counts both instances per call, and compares each repetition with itself', () => {
+    // (1,500 + 100) ms over 10 s is 16 % of a core, over 50 calls.
+    expect(cpuPerCall(phases[0]!)).toBeCloseTo(0.32);
+    expect(compareCalls(phases)).toEqual({ cpuRatio: [2_000 / 1_600, 2_200 / 1_600], addedP99Ms: [1, 4.5] });
+  });
+
+  it('judges the medians against 1.3x and 5 ms', () => {
+    expect(callGoals(compareCalls(phases))).toEqual([
+      { name: "relayed call's server CPU / local call's <= 1.3", value: '1.31x', met: false },
+      { name: "relayed call's added p99 latency < 5 ms", value: '2.75 ms', met: true },
+    ]);
+    expect(callGoals(compareCalls(phases.slice(0, 2)))).toMatchObject([{ value: '1.25x', met: true }, { value: '1.00 ms', met: true }]);
+    expect(callGoals(compareCalls([phases[4]!]))).toMatchObject([{ met: null }, { met: null }]);
+  });
+
+  it('prints every phase, the medians of each kind of call and the comparisons', () => {
+    const text = formatCallPhases(phases);
+    expect(text).toContain('1 relayed');
+    expect(text).toMatch(/^2 relayed +50 +13\.0 +9\.0 +0\.440 +1\.75 +7\.00 +5 \(0\.01 %\)$/m);
+    expect(text).toMatch(/^relayed +0\.420 \(0\.400-0\.440\) +1\.25 +5\.00 \(3\.00-7\.00\) +10$/m);
+    expect(text).toContain('relayed / local CPU per call: 1.31 (1.25-1.38)');
+    expect(text).toContain('relayed p99 - local p99: 2.75 (1.00-4.50) ms');
   });
 });
 

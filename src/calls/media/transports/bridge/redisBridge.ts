@@ -17,15 +17,19 @@
 // takes its leases again (a lapsed lease of its own is claimed anew unless another instance took it),
 // and judges no other instance dead before that one has had the time to reconnect and renew its own.
 //
-// Messages (JSON on `{prefix}media:{instance}`, the channel of the instance they are for):
+// Messages (on `{prefix}media:{instance}`, the channel of the instance they are for; bridgeMessages.ts):
 //   to the room's instance:   open {relay, from, call, endpoint}, in {relay, pcm}, sigin {relay, text},
 //                             gone {relay}
 //   to the socket's instance: out {relay, data}, text {relay, frame}, sigout {relay, text}, stale {relay},
 //                             turn {relay}, end {relay, reason}
-// Audio is base64 in the JSON; a signalling frame (`sigin`: the socket's, `sigout`: for it, the other
-// side's or presence) is its text as sent. One publishing connection per instance keeps each relay's
-// messages in order, and what arrives before the room has taken the endpoint waits for it (PendingInlet):
-// each frame reaches the room once, after the `open` it follows.
+// Audio (`in`, `out`) travels as its bytes behind a small binary header, the rest as JSON; a signalling
+// frame (`sigin`: the socket's, `sigout`: for it, the other side's or presence) is its text as sent. What
+// one turn of the event loop sends an instance is published after it as one Redis message, in order (a
+// batch when there are several): under load a publish, its reply and the other instance's read then
+// carry several frames, at no cost in latency. One publishing connection per instance, and one
+// subscribed connection, keep each relay's messages in order, and what arrives before the room has
+// taken the endpoint waits for it (PendingInlet): each frame reaches the room once, after the `open` it
+// follows.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -33,44 +37,11 @@ import { MISSED_HEARTBEATS } from '../../../../instances.js';
 import { connected, RECONNECT_AT_MOST_EVERY_MS } from '../../../../redis.js';
 import { findCallById, type CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
-import {
-  EndpointState,
-  isSignalPeer,
-  isSink,
-  isSource,
-  type CallEndpoint,
-  type Credential,
-  type EndReason,
-  type MediaSink,
-} from '../../endpoints.js';
+import { EndpointState, isSignalPeer, isSink, isSource, type CallEndpoint, type Credential, type EndReason } from '../../endpoints.js';
 import { PendingInlet, type Inlet } from '../../inlet.js';
 import { RoomsUnreachable, type MediaPlane, type RemoteRooms, type Transport } from '../../plane.js';
 import type { TextFrame } from '../../protocol.js';
-
-
-/** What the room's instance needs to stand in for an endpoint of another instance. */
-interface EndpointDescription {
-  side: Side;
-  credential: Credential;
-  kind: string;
-  sourceKey?: string;
-  format?: MediaSink['format'];
-  /** A signalling peer (the call page's signalling socket). */
-  signalling?: true;
-}
-
-type ToRoom =
-  | { op: 'open'; relay: string; from: string; call: string; endpoint: EndpointDescription }
-  | { op: 'in'; relay: string; pcm: string }
-  | { op: 'sigin'; relay: string; text: string }
-  | { op: 'gone'; relay: string };
-type ToSocket =
-  | { op: 'out'; relay: string; data: string }
-  | { op: 'text'; relay: string; frame: TextFrame }
-  | { op: 'sigout'; relay: string; text: string }
-  | { op: 'stale' | 'turn'; relay: string }
-  | { op: 'end'; relay: string; reason: EndReason };
-type Message = ToRoom | ToSocket;
+import { decodeBridgeMessages, encodeBatch, encodeBridgeMessage, type BridgeMessage, type EndpointDescription, type ToRoom, type ToSocket } from './bridgeMessages.js';
 
 /** Deletes the key only while it still holds `value` (a lease is given up only by its holder). */
 const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
@@ -108,7 +79,7 @@ class RelayedEndpoint extends EndpointState {
   }
 
   audio(data: Buffer): void {
-    this.send({ op: 'out', relay: this.relay, data: data.toString('base64') });
+    this.send({ op: 'out', relay: this.relay, data });
   }
 
   text(frame: TextFrame): void {
@@ -138,6 +109,7 @@ interface HostedEntry {
 
 export interface RedisBridgeOptions {
   commands: Redis;
+  /** A connection for this bridge alone: its messages come as Buffers (`messageBuffer`), audio among them. */
   subscriber: Redis;
   prefix: string;
   instanceId: string;
@@ -152,6 +124,9 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   /** Endpoints of other instances in rooms here, by relay id, and what their audio is fed into. */
   private readonly hosted = new Map<string, HostedEntry>();
   private readonly channel: string;
+  private readonly channelBytes: Buffer;
+  /** What this turn of the event loop sends, by instance: published after it, one Redis message per instance. */
+  private outbox = new Map<string, Array<Buffer | string>>();
   private readonly leaseMs: number;
   private renewal: NodeJS.Timeout | null = null;
   /** When Redis last came back (-Infinity: it has answered since start); others are judged dead only well after. */
@@ -168,13 +143,14 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     private readonly options: RedisBridgeOptions,
   ) {
     this.channel = this.channelOf(options.instanceId);
+    this.channelBytes = Buffer.from(this.channel);
     this.leaseMs = options.renewEveryMs * MISSED_HEARTBEATS;
   }
 
   static async start(plane: MediaPlane, options: RedisBridgeOptions): Promise<RedisMediaBridge> {
     const bridge = new RedisMediaBridge(plane, options);
-    options.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === bridge.channel) bridge.receive(message);
+    options.subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
+      if (channel.equals(bridge.channelBytes)) bridge.receive(message);
     });
     await options.subscriber.subscribe(bridge.channel);
     options.commands.on('ready', bridge.reachableAgain);
@@ -292,7 +268,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     });
     return {
       audio: (pcm) => {
-        if (this.relayed.has(relay)) this.send(instance, { op: 'in', relay, pcm: pcm.toString('base64') });
+        if (this.relayed.has(relay)) this.send(instance, { op: 'in', relay, pcm });
       },
       signal: (text) => {
         if (this.relayed.has(relay)) this.send(instance, { op: 'sigin', relay, text });
@@ -300,26 +276,36 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     };
   }
 
-  private send(instance: string, message: Message): void {
-    this.options.commands.publish(this.channelOf(instance), JSON.stringify(message)).then(
-      () => {
-        this.sendFailing = false;
-      },
-      (err: unknown) => {
-        if (this.unreachable || this.sendFailing) return;
-        this.sendFailing = true;
-        this.options.logger.warn({ err, op: message.op }, 'media bridge: messages through Redis are being lost');
-      },
-    );
+  /** Queues the message for `instance`, published with the others of this turn once its I/O is done. */
+  private send(instance: string, message: BridgeMessage): void {
+    if (this.outbox.size === 0) setImmediate(this.flush);
+    const waiting = this.outbox.get(instance);
+    if (waiting) waiting.push(encodeBridgeMessage(message));
+    else this.outbox.set(instance, [encodeBridgeMessage(message)]);
   }
 
-  private receive(raw: string): void {
-    let message: Message;
-    try {
-      message = JSON.parse(raw) as Message;
-    } catch {
-      return;
+  private readonly flush = (): void => {
+    const outbox = this.outbox;
+    this.outbox = new Map();
+    for (const [instance, messages] of outbox) {
+      this.options.commands.publish(this.channelOf(instance), messages.length === 1 ? messages[0]! : encodeBatch(messages)).then(
+        () => {
+          this.sendFailing = false;
+        },
+        (err: unknown) => {
+          if (this.unreachable || this.sendFailing) return;
+          this.sendFailing = true;
+          this.options.logger.warn({ err, messages: messages.length }, 'media bridge: messages through Redis are being lost');
+        },
+      );
     }
+  };
+
+  private receive(raw: Buffer): void {
+    for (const message of decodeBridgeMessages(raw)) this.take(message);
+  }
+
+  private take(message: BridgeMessage): void {
     switch (message.op) {
       case 'open':
         return void this.host(message).catch((err) => {
@@ -327,7 +313,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
           this.send(message.from, { op: 'end', relay: message.relay, reason: 'shutting_down' });
         });
       case 'in':
-        return this.hosted.get(message.relay)?.input.audio(Buffer.from(message.pcm, 'base64'));
+        return this.hosted.get(message.relay)?.input.audio(message.pcm);
       case 'sigin':
         return this.hosted.get(message.relay)?.input.signal(message.text);
       case 'gone':
@@ -362,7 +348,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     const { endpoint } = link;
     switch (message.op) {
       case 'out':
-        if (isSink(endpoint)) endpoint.audio(Buffer.from(message.data, 'base64'));
+        if (isSink(endpoint)) endpoint.audio(message.data);
         return;
       case 'text':
         if (isSink(endpoint)) endpoint.text?.(message.frame);
@@ -396,6 +382,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     this.closed = true;
     if (this.renewal) clearInterval(this.renewal);
     this.options.commands.off('ready', this.reachableAgain);
+    this.flush();
     // Relayed sockets of this instance are closed by their own transports; rooms here end theirs.
     await this.options.subscriber.unsubscribe(this.channel).catch(() => undefined);
     await this.options.commands.del(this.instanceKey(this.options.instanceId)).catch(() => undefined);
