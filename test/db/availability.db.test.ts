@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/db/errors.js';
-import { waitUntil } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { backendName } from '../support/databases.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
@@ -24,7 +24,7 @@ describe(`database availability (${backendName})`, () => {
     let key: string;
     let directUrl: string;
     const account = () => fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } });
-    const answersAgain = () => waitUntil(async () => (await account()).status === 200, 20_000, 'the database to serve again');
+    const answersAgain = () => waitUntil(async () => (await account()).status === 200, 'the database to serve again');
 
     beforeAll(async () => {
       const server = new URL(process.env.TEST_DATABASE_URL!);

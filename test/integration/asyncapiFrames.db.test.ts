@@ -9,7 +9,8 @@ import { schemaValidator } from '../support/contractSchemas.js';
 import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { Listener, Pbx, callApi, listenUrl, pattern, streamUrl, waitUntil, wsBase, type Closed, type Join } from '../media/support.js';
+import { Listener, Pbx, callApi, listenUrl, pattern, streamUrl, wsBase, type Closed, type Join } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { TwilioClient } from '../media/twilioClient.js';
 
 type Json = Record<string, any>;
@@ -81,7 +82,7 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
       if (done()) return true;
       send();
       return false;
-    }, 10_000, what);
+    }, what);
   const signalUrl = (join: SignalJoin) => `${wsBase(t)}${join.signal!.path}?token=${encodeURIComponent(join.signal!.token)}`;
 
   it('is served as JSON and YAML with this server as its servers, and rendered in /docs', async () => {
@@ -256,7 +257,7 @@ describe(`the AsyncAPI document against real frames (${backendName})`, () => {
     await calls.api(`/v1/sessions/${session.id}/close`, key, { method: 'POST', body: {} });
     await agentStream.waitFor((event) => event.event === 'session.closed');
     await chatStream.waitFor((event) => event.event === 'session.closed');
-    await waitUntil(() => agentStream.comments.includes('heartbeat'), 10_000, 'a heartbeat');
+    await waitUntil(() => agentStream.comments.includes('heartbeat'), 'a heartbeat');
     expect(agentStream.comments[0]).toBe('connected');
 
     const check = (stream: EventStreamClient, channel: string) => {

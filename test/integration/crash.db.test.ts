@@ -11,7 +11,7 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { acknowledged, billable, checkMoney, deliver, deliverPatiently, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
 import { startChildServer, type ChildServer } from '../support/childServer.js';
 import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { pollUntil } from '../support/pollUntil.js';
+import { waitUntil } from '../support/waiting.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
 import { startOpenAiTranscriptionStandIn, type OpenAiTranscriptionStandIn } from '../support/standins/openaiTranscriptionStandIn.js';
 import { TEST_SECRETS_KEY } from '../support/testServer.js';
@@ -103,7 +103,7 @@ describe(`kill -9 under load (${backendName})`, () => {
       }
     };
     const workers = Array.from({ length: 24 }, worker);
-    await pollUntil(async () => sent.filter(acknowledged).length >= 60, 'some requests were answered');
+    await waitUntil(async () => sent.filter(acknowledged).length >= 60, 'some requests were answered');
     first.process.kill('SIGKILL');
     killed = true;
     await Promise.all(workers);
@@ -116,7 +116,7 @@ describe(`kill -9 under load (${backendName})`, () => {
     if (database.databaseUrl) {
       // Several instances may share PostgreSQL: the dead one is recognised by its lapsed lease.
       await withDatabase(async ({ knex }) =>
-        pollUntil(async () => (await knex('instances').count({ n: '*' }).first())!.n === 1, 'the killed instance is reaped'),
+        waitUntil(async () => (await knex('instances').count({ n: '*' }).first())!.n === 1, 'the killed instance is reaped'),
       );
     }
     const retried = await Promise.all(unanswered.map((request) => deliverPatiently(request, second.url)));

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { waitUntil } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 
 describe(`event fan-out (${backendName})`, () => {
   /** Request URLs as the server logs them, the moment their response has been sent. */
@@ -22,7 +22,7 @@ describe(`event fan-out (${backendName})`, () => {
   });
   afterEach(async () => {
     for (const stream of opened.splice(0)) stream.close();
-    await waitUntil(() => t.server.app.eventStreams.count() === 0, 10_000, 'the streams to close');
+    await waitUntil(() => t.server.app.eventStreams.count() === 0, 'the streams to close');
     vi.restoreAllMocks();
   });
   afterAll(() => t?.stop());
@@ -43,7 +43,7 @@ describe(`event fan-out (${backendName})`, () => {
     return stream;
   }
   /** Resolves once the stream's connected comment arrived (it is subscribed). */
-  const connected = (stream: EventStreamClient) => waitUntil(() => stream.comments.includes('connected'), 5_000, 'the stream to connect');
+  const connected = (stream: EventStreamClient) => waitUntil(() => stream.comments.includes('connected'), 'the stream to connect');
 
   it('never sends an event to a stream of another organization, another mode or another session', async () => {
     const other = await t.createOrg({ name: 'Other Org' });

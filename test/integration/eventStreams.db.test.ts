@@ -8,7 +8,7 @@ import { closeSession } from '../../src/sessions/sessions.js';
 import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
-import { waitUntil } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 
 describe(`event streams as held connections (${backendName})`, () => {
   let t: TestServer;
@@ -32,7 +32,7 @@ describe(`event streams as held connections (${backendName})`, () => {
   const streamsOf = (holder: string) => t.server.app.eventStreams.count(holder);
   const closeAll = async (...streams: EventStreamClient[]) => {
     for (const stream of streams) stream.close();
-    await waitUntil(() => t.server.app.eventStreams.count() === 0, 10_000, 'the streams to close');
+    await waitUntil(() => t.server.app.eventStreams.count() === 0, 'the streams to close');
     // A stream leaves its group as it lets go of its slot: no group outlives its streams.
     expect(t.server.app.liveStreams.size()).toBe(0);
   };
@@ -101,7 +101,7 @@ describe(`event streams as held connections (${backendName})`, () => {
     expect(other.status).toBe(200);
 
     first.close();
-    await waitUntil(() => streamsOf(`credential:${keyId}`) === 1, 10_000, 'the closed stream to be let go');
+    await waitUntil(() => streamsOf(`credential:${keyId}`) === 1, 'the closed stream to be let go');
     const again = await openEventStream(`${t.url}/v1/events`, bearer(key));
     expect(again.status).toBe(200);
     await closeAll(second, other, again);
@@ -193,13 +193,13 @@ describe(`event streams as held connections (${backendName})`, () => {
     const [chunked, plain] = [rawStream('1.1', readers[0]!.key), rawStream('1.0', readers[1]!.key)];
     const chunkedData = () => dechunk(chunked.split()?.body ?? Buffer.alloc(0)).data;
     const plainData = () => plain.split()?.body.toString() ?? '';
-    await waitUntil(() => chunkedData().includes(': connected') && plainData().includes(': connected'), 10_000, 'both streams to connect');
+    await waitUntil(() => chunkedData().includes(': connected') && plainData().includes(': connected'), 'both streams to connect');
     // Several events, some in one write, and a text with characters of more than one byte.
     for (const text of ['first', 'zweite Nachricht: Größe', 'third']) await post(`/v1/sessions/${id}/messages`, writer.key, { sender: 'agent', text });
-    await waitUntil(() => [chunkedData(), plainData()].every((data) => data.includes('"third"')), 10_000, 'the events');
+    await waitUntil(() => [chunkedData(), plainData()].every((data) => data.includes('"third"')), 'the events');
 
     for (const reader of readers) expect((await fetch(`${t.url}/admin/keys/${reader.id}`, { method: 'DELETE', headers: bearer(TEST_ADMIN_TOKEN) })).status).toBe(204);
-    await waitUntil(() => dechunk(chunked.split()!.body).complete, 10_000, 'the last chunk');
+    await waitUntil(() => dechunk(chunked.split()!.body).complete, 'the last chunk');
     await plain.closed;
 
     const chunkedHead = chunked.split()!.head;

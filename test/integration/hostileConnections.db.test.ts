@@ -7,7 +7,8 @@ import { backendName } from '../support/databases.js';
 import { garbage, h2cUpgrade, misbehave, rawRequest, webSocketUpgrade, type Ending } from '../support/hostile.js';
 import { openEventStream } from '../support/sse.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { callApi, type Join, waitUntil } from '../media/support.js';
+import { callApi, type Join } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 
 const ROUNDS = 12;
 
@@ -129,7 +130,7 @@ describe(`hostile connections (${backendName})`, () => {
       const { httpConnections, eventStreams, transports } = await t.server.connectionStats();
       return httpConnections === 0 && eventStreams === 0 && Object.values(transports).every((open) => open === 0);
     };
-    await waitUntil(idle, 20_000, 'every connection to close').catch(async (err) => {
+    await waitUntil(idle, 'every connection to close').catch(async (err) => {
       throw new Error(`${err.message}: ${JSON.stringify(await t.server.connectionStats())}`);
     });
     expect((t.server.app.revocations as LocalRevocationBus).watcherCount()).toBe(0);

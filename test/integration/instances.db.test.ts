@@ -13,23 +13,8 @@ import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audi
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
 import { runHousekeeping } from '../../src/jobs.js';
-import {
-  callApi,
-  connect,
-  Listener,
-  listenUrl,
-  pattern,
-  Pbx,
-  Signal,
-  signalUrl,
-  sine,
-  streamAudio,
-  streamUrl,
-  waitUntil,
-  whenClosed,
-  wsBase,
-  type SignalJoin,
-} from '../media/support.js';
+import { callApi, connect, Listener, listenUrl, pattern, Pbx, Signal, signalUrl, sine, streamAudio, streamUrl, whenClosed, wsBase, type SignalJoin } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { FRAME_BYTES, TwilioClient } from '../media/twilioClient.js';
 import { startChildServer } from '../support/childServer.js';
 import { backendName } from '../support/databases.js';
@@ -152,10 +137,10 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
     const onFirst = await callApi(first).join(call.id, call.agentKey);
     const mic = await connect(streamUrl(first, onFirst)); // the room is made on the first instance
-    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
     const before = second.server.media.stats().transports.bridge.relaysOpened;
     const ear = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
-    await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.listen === 1, 10_000, 'the listener relayed into the room');
+    await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.listen === 1, 'the listener relayed into the room');
     expect(second.server.media.room(call.id)).toBeUndefined();
     expect(second.server.media.stats().transports.bridge.relaysOpened).toBe(before + 1);
 
@@ -176,7 +161,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const { key } = await first.createKey(orgId, 'test');
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
     const ear = await Listener.open(listenUrl(first, await callApi(first).join(call.id, call.agentKey))); // the room is made on the first instance
-    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
     // What the instances publish to each other, as bytes.
     const wire = new Redis(REDIS_URL);
     const fence = new Redis(REDIS_URL);
@@ -188,7 +173,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       const relayedEar = await Listener.open(listenUrl(second, onSecond));
       const relayedMic = await connect(streamUrl(second, onSecond));
       const inRoom = () => first.server.media.room(call.id)!.stats();
-      await waitUntil(() => inRoom().endpoints.listen === 2 && inRoom().endpoints.stream === 1, 10_000, 'the relayed sockets in the room');
+      await waitUntil(() => inRoom().endpoints.listen === 2 && inRoom().endpoints.stream === 1, 'the relayed sockets in the room');
 
       const voice = pattern(9_600, 5);
       await streamAudio(relayedMic, voice, 960, 1);
@@ -197,7 +182,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       // Redis handed every message the sockets heard to the watcher before one published after them.
       const fenceChannel = `${env.REDIS_PREFIX}media:fence`;
       await fence.publish(fenceChannel, 'fence');
-      await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 10_000, 'what crossed Redis');
+      await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 'what crossed Redis');
 
       // What one turn of an instance's event loop sends another is one batch: [0x03], then each message as
       // [its length: 4 bytes, big-endian][it]; audio messages are [0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
@@ -235,10 +220,10 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const line = await (await calls.api(`/v1/calls/${call.id}/phone-line`, key, { method: 'POST', body: { side: 'customer' } })).json();
     // The customer's listen socket makes the room on the first instance.
     const ear = await Listener.open(listenUrl(first, await calls.join(call.id, call.customerKey)));
-    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
     const pbx = await Pbx.connect(second.server.ports.audiosocket!);
     pbx.sendUuid(line.audiosocket_id);
-    await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.line === 1, 10_000, 'the line relayed into the room');
+    await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.line === 1, 'the line relayed into the room');
     expect(second.server.media.room(call.id)).toBeUndefined();
 
     const voice = sine(3_200, 8_000, 400); // 0.4 s at 8 kHz, sent at once (the pacing is the server's)
@@ -249,11 +234,11 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     // ... and out: the phone hears what its side hears (its own voice), back at 8 kHz in 320-byte frames.
     const expected = audible(new Downsampler24kTo8k().process(wide).subarray(0, voice.length - 320), 0x00);
     const heardOnLine = () => audible(Buffer.concat(pbx.audio().map((frame) => frame.payload)), 0x00);
-    await waitUntil(() => heardOnLine().length >= expected.length, 15_000, 'the echo on the line');
+    await waitUntil(() => heardOnLine().length >= expected.length, 'the echo on the line');
     expect(heardOnLine().subarray(0, expected.length).equals(expected)).toBe(true);
     pbx.send(0x00);
     await pbx.ended;
-    await waitUntil(() => (first.server.media.room(call.id)!.stats().endpoints.line ?? 0) === 0, 10_000, 'the line to leave the room');
+    await waitUntil(() => (first.server.media.room(call.id)!.stats().endpoints.line ?? 0) === 0, 'the line to leave the room');
     ear.close();
   });
 
@@ -264,18 +249,18 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const call = await calls.createCall(key, { customer_language: 'fi' });
     const customer = await calls.join(call.id, call.customerKey);
     const ear = await Listener.open(listenUrl(first, customer));
-    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
     const relays = second.server.media.stats().transports.bridge.relaysOpened;
     const phone = await TwilioClient.open(`${wsBase(second)}/media/twilio/${customer.stream!.channel_id}`);
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => second.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => second.server.media.stats().transports.twilio.streams === 1, 'the stream admitted');
 
     const voice = pcm16ToMulaw(sine(3_200, 8_000, 300)); // 0.4 s of 8 kHz mu-law
     phone.media(voice);
     const wide = new Upsampler8kTo24k().process(mulawToPcm16(voice));
     expect((await ear.waitForBytes(wide.length)).subarray(0, wide.length).equals(wide)).toBe(true);
     const expected = audible(pcm16ToMulaw(new Downsampler24kTo8k().process(wide)).subarray(0, voice.length - FRAME_BYTES), MULAW_SILENCE);
-    await waitUntil(() => audible(phone.audio(), MULAW_SILENCE).length >= expected.length, 15_000, 'the echo on the phone');
+    await waitUntil(() => audible(phone.audio(), MULAW_SILENCE).length >= expected.length, 'the echo on the phone');
     expect(audible(phone.audio(), MULAW_SILENCE).subarray(0, expected.length).equals(expected)).toBe(true);
     expect(second.server.media.room(call.id)).toBeUndefined();
     expect(second.server.media.stats().transports.bridge.relaysOpened).toBe(relays + 1);
@@ -307,7 +292,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const customerHears = await Listener.open(listenUrl(second, customer));
     const agentMic = await connect(streamUrl(first, agent));
     const customerMic = await connect(streamUrl(second, customer));
-    await waitUntil(() => first.server.media.room(call.id)?.stats().endpoints.stream === 2, 10_000, 'both voices in the one room');
+    await waitUntil(() => first.server.media.room(call.id)?.stats().endpoints.stream === 2, 'both voices in the one room');
 
     const agentVoice = pattern(9_600, 100);
     const customerVoice = pattern(4_800, 20_000);
@@ -397,7 +382,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     it('both sockets relayed to the room on the other instance: each frame arrives once', async () => {
       const call = await videoCall();
       const ear = await Listener.open(listenUrl(first, call.agent)); // the room is made on the first instance
-      await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+      await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
       const agent = await Signal.open(signalUrl(second, call.agent));
       expect(await agent.next((f) => f.type === 'peer')).toEqual({ type: 'peer', present: false });
       const customer = await Signal.open(signalUrl(second, call.customer));
@@ -420,7 +405,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     const { key } = await first.createKey(orgId, 'test');
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
     const mic = await connect(streamUrl(first, await callApi(first).join(call.id, call.agentKey)));
-    await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
     const room = first.server.media.room(call.id)!;
     // The room is watched as the listener enters: a renewal may take it out again before a poll would see it.
     const listenersOnEntry = new Promise<number>((resolve) => {
@@ -438,7 +423,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
       await redis.publish(`${env.REDIS_PREFIX}media:${first.server.app.instanceId}`, JSON.stringify(open));
       expect(await listenersOnEntry).toBe(1);
       // At its next renewal the room's instance finds the sender's lease gone.
-      await waitUntil(() => (room.stats().endpoints.listen ?? 0) === 0, 20_000, 'the ghost listener gone');
+      await waitUntil(() => (room.stats().endpoints.listen ?? 0) === 0, 'the ghost listener gone');
     } finally {
       redis.disconnect();
       mic.close();
@@ -480,10 +465,10 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
       const call = await callApi(first).createCall(key, { customer_language: 'es' });
       const onFirst = await callApi(first).join(call.id, call.agentKey);
       const mic = await connect(streamUrl(first, onFirst));
-      await waitUntil(() => first.server.media.room(call.id) !== undefined, 10_000, 'the room on the first instance');
+      await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
       // A socket of the call on the other instance, relayed to the room on the first.
       const relayedEar = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
-      await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.listen === 1, 10_000, 'the listener relayed');
+      await waitUntil(() => first.server.media.room(call.id)!.stats().endpoints.listen === 1, 'the listener relayed');
       const closed = whenClosed(mic);
       await first.server.stop(); // the instance only: the database stays, shared with the other
       expect(await closed).toEqual({ code: 1001, reason: 'server shutting down' });
@@ -530,7 +515,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
       const call = await calls.createCall(key, { customer_language: 'es' });
       const roomKey = `${prefix}room:${call.id}`;
       const mic = await connect(streamUrl(doomed, await callApi(doomed).join(call.id, call.agentKey)));
-      await waitUntil(async () => (await redis.get(roomKey)) !== null, 10_000, 'the room on the doomed instance');
+      await waitUntil(async () => (await redis.get(roomKey)) !== null, 'the room on the doomed instance');
       const holder = (await redis.get(roomKey))!;
       expect(holder).not.toBe(survivor.server.app.instanceId);
       // A listen socket on the survivor, relayed to that room, hears the agent's voice (test mode).
@@ -545,7 +530,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that dies in the middle
       // The room's lease is renewed just after the instance's, so it names the dead holder a little
       // longer; held on here, the takeover is what the next socket must do, whatever the timing.
       await redis.pexpire(roomKey, 60_000);
-      await waitUntil(async () => (await redis.exists(`${prefix}instance:${holder}`)) === 0, 10_000, "the dead instance's lease to lapse");
+      await waitUntil(async () => (await redis.exists(`${prefix}instance:${holder}`)) === 0, "the dead instance's lease to lapse");
       expect(await relayedEar.closed).toEqual({ code: 1001, reason: 'server shutting down' });
 
       // The side reconnects to the survivor: the room is taken over there and the call carries on.

@@ -2,7 +2,8 @@
 // (create, the customer's join, messages, typing, stream, a new link) with the server logging at
 // `trace` into a buffer, and then not one of the secrets used anywhere in what it wrote.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Listener, Pbx, callApi, connect, listenUrl, sine, streamAudio, streamUrl, waitUntil, whenClosed } from '../media/support.js';
+import { Listener, Pbx, callApi, connect, listenUrl, sine, streamAudio, streamUrl, whenClosed } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { backendName } from '../support/databases.js';
 import { openEventStream } from '../support/sse.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
@@ -64,7 +65,7 @@ describe(`the log of a full call and chat holds no secret (${backendName})`, () 
     secrets.set('line id without dashes', lineId.replace(/-/g, ''));
     const pbx = await Pbx.connect(t.server.ports.audiosocket!);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 5_000, 'the line to join');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 'the line to join');
     pbx.send(0x10, sine(160, 8_000, 300));
     pbx.send(0x03, Buffer.from('7'));
     pbx.send(0x00);

@@ -8,15 +8,13 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { callApi, connect, Listener, listenUrl, pattern, streamAudio, streamUrl, waitUntil, whenClosed } from '../media/support.js';
+import { callApi, connect, Listener, listenUrl, pattern, streamAudio, streamUrl, whenClosed } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { backendName } from '../support/databases.js';
 import { startRedisServer, type RedisServer } from '../support/redisServer.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-
-/** Waits on conditions only: a loaded machine makes these waits longer, never the test red. */
-const PATIENCE_MS = 60_000;
 
 interface LogLine {
   level: number;
@@ -56,7 +54,7 @@ class SteadyLoad {
   /** Resolves once `more` requests beyond those answered now have been answered. */
   async further(more: number): Promise<void> {
     const target = this.answers.length + more;
-    await waitUntil(() => this.answers.length >= target || this.failure !== null, PATIENCE_MS, `${more} more answered requests`);
+    await waitUntil(() => this.answers.length >= target || this.failure !== null, `${more} more answered requests`);
     if (this.failure !== null) throw this.failure;
   }
 
@@ -125,7 +123,6 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
   const readinessBecomes = (expected: typeof degraded | typeof ready) =>
     waitUntil(
       async () => (await Promise.all(instances().map(readiness))).every((r) => JSON.stringify(r) === JSON.stringify(expected)),
-      PATIENCE_MS,
       `/readyz to answer ${JSON.stringify(expected.body)} on both instances`,
     );
   const post = (t: TestServer, path: string, key: string, body: unknown) =>
@@ -169,8 +166,8 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
     expect(new Set(await load.stop())).toEqual(new Set([200]));
 
     // One warning per outage (saying that rate limits count per instance), one line once it is back.
-    await waitUntil(() => logs.first.lines.slice(linesBefore.first).some((l) => l.msg.startsWith('redis: back')), PATIENCE_MS, 'the first instance to log the return');
-    await waitUntil(() => logs.second.lines.slice(linesBefore.second).some((l) => l.msg.startsWith('redis: back')), PATIENCE_MS, 'the second instance to log the return');
+    await waitUntil(() => logs.first.lines.slice(linesBefore.first).some((l) => l.msg.startsWith('redis: back')), 'the first instance to log the return');
+    await waitUntil(() => logs.second.lines.slice(linesBefore.second).some((l) => l.msg.startsWith('redis: back')), 'the second instance to log the return');
     for (const [log, from] of [
       [logs.first, linesBefore.first],
       [logs.second, linesBefore.second],
@@ -189,7 +186,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
       expect(stream.status).toBe(200);
       streams.push(stream);
     }
-    await waitUntil(() => streams.every((s) => s.comments.includes('connected')), PATIENCE_MS, 'the streams to connect');
+    await waitUntil(() => streams.every((s) => s.comments.includes('connected')), 'the streams to connect');
     // A poster per instance, each making sessions one after another: its events are made in that order.
     const made = { first: [] as string[], second: [] as string[] };
     const poster = (t: TestServer, sessions: string[]) =>
@@ -213,7 +210,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
     expect(logged).toHaveLength(made.first.length + made.second.length);
     const eventOf = new Map(logged.map((row) => [(typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).data.id as string, row.id as string]));
     const ids = (s: EventStreamClient) => s.events.filter((e) => e.event === 'session.created').map((e) => String(e.id));
-    await waitUntil(() => streams.every((s) => ids(s).length >= logged.length), PATIENCE_MS, 'every event on both streams');
+    await waitUntil(() => streams.every((s) => ids(s).length >= logged.length), 'every event on both streams');
     for (const stream of streams) {
       const received = ids(stream);
       // Nothing lost, nothing twice ...
@@ -243,7 +240,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
     const ear = await Listener.open(listenUrl(first, agent));
     // A listen socket on the other instance, relayed to the room: it hears nothing while Redis is away.
     const relayedBefore = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
-    await waitUntil(() => first.server.media.room(call.id)?.stats().endpoints.listen === 2, PATIENCE_MS, 'both listeners in the room');
+    await waitUntil(() => first.server.media.room(call.id)?.stats().endpoints.listen === 2, 'both listeners in the room');
     const probe = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     const roomKey = `${prefix}room:${call.id}`;
     try {
@@ -273,7 +270,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
       // relayed to the room as before, and the one relayed before the outage hears the room again.
       await redis.start();
       await probe.connect();
-      await waitUntil(async () => (await probe.get(roomKey)) === first.server.app.instanceId, PATIENCE_MS, "the room's lease taken again");
+      await waitUntil(async () => (await probe.get(roomKey)) === first.server.app.instanceId, "the room's lease taken again");
       const relayedEar = await Listener.open(listenUrl(second, await callApi(second).join(call.id, call.agentKey)));
       await relayedEar.waitForFrame((frame) => frame.type === 'provenance');
       expect(second.server.media.room(call.id)).toBeUndefined();
@@ -296,7 +293,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
     const { key } = await first.createKey(await first.createOrg(), 'test');
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
     const mic = await connect(streamUrl(first, await callApi(first).join(call.id, call.agentKey)));
-    await waitUntil(() => first.server.media.room(call.id) !== undefined, PATIENCE_MS, 'the room on the first instance');
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
     const closed = whenClosed(mic);
     await redis.kill();
     expect((await callApi(second).api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
@@ -336,7 +333,7 @@ describe.skipIf(backendName !== 'postgres')('one instance loses Redis while the 
       streams.push(stream);
     }
     try {
-      await waitUntil(() => streams.every((s) => s.comments.includes('connected')), PATIENCE_MS, 'the streams to connect');
+      await waitUntil(() => streams.every((s) => s.comments.includes('connected')), 'the streams to connect');
       const made = async (t: TestServer) => {
         const res = await fetch(`${t.url}/v1/sessions`, {
           method: 'POST',
@@ -349,7 +346,7 @@ describe.skipIf(backendName !== 'postgres')('one instance loses Redis while the 
         return rows.find((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).data.id === session)!.id as string;
       };
       await proxy.kill();
-      await waitUntil(async () => (await (await fetch(`${loses.url}/readyz`)).json()).status === 'degraded', PATIENCE_MS, 'the instance to see Redis gone');
+      await waitUntil(async () => (await (await fetch(`${loses.url}/readyz`)).json()).status === 'degraded', 'the instance to see Redis gone');
       // Made where Redis is: the instance without it reads it from the log.
       const fromKeeper = await made(keeps);
       await streams[1]!.waitFor((e) => e.id === fromKeeper);

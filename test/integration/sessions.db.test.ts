@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eraseExpiredData } from '../../src/sessions/retention.js';
 import { backendName } from '../support/databases.js';
-import { waitUntil } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { openEventStream } from '../support/sse.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
@@ -238,7 +238,7 @@ describe(`support chats (${backendName})`, () => {
     await orgStream.waitFor((e) => e.event === 'session.typing');
 
     // Heartbeats keep the stream open.
-    await waitUntil(() => sessionStream.comments.includes('heartbeat'), 10_000, 'a heartbeat');
+    await waitUntil(() => sessionStream.comments.includes('heartbeat'), 'a heartbeat');
 
     // Resume after the first message: the stream replays what came after, then goes live.
     const second = await (await api(`/v1/sessions/${session.id}/messages`, { method: 'POST', body: { sender: 'agent', text: 'Second' } })).json();

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINE_ERROR } from '../../src/calls/media/transports/audiosocket/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { Listener, Pbx, type PbxMessage, callApi, listenUrl, sine, waitUntil } from './support.js';
+import { Listener, Pbx, type PbxMessage, callApi, listenUrl, sine } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 const samples = (buf: Buffer) => Array.from({ length: buf.length >> 1 }, (_, i) => buf.readInt16LE(i * 2));
 /**
@@ -36,7 +37,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     const { id, lineId, customerKey } = await callWithLine('customer');
     const pbx = await Pbx.connect(port);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line to join');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 'the line to join');
     // The side's listen socket hears the phone's voice too, at 24 kHz.
     const customer = await calls.join(id, customerKey);
     const ear = await Listener.open(listenUrl(t, customer));
@@ -47,7 +48,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     const voice = sine(8_080, 8_000, 400);
     const started = performance.now();
     for (let offset = 0; offset < voice.length; offset += 320) pbx.send(0x10, voice.subarray(offset, offset + 320));
-    await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 10_000, 'the end of the echo');
+    await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 'the end of the echo');
     const frames = pbx.audio();
     expect(frames.every((f) => f.payload.length === 320)).toBe(true);
     // 8,080 samples, less the few the resampling filters hold back: 50 whole frames and the padded end.
@@ -71,7 +72,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     // Hangup from the PBX: the line leaves, the call stays open.
     pbx.send(0x00);
     await pbx.ended;
-    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 0, 2_000, 'the line to leave');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 0, 'the line to leave');
     expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
     ear.close();
   });
@@ -96,10 +97,10 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     await calls.setLanguage(call.id, call.customerKey, 'de');
     const later = await Pbx.connect(port);
     later.sendUuid(line.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 'the line');
     expect(later.messages).toHaveLength(0);
     later.send(0x00);
-    await waitUntil(() => !t.server.media.room(call.id)?.stats().endpoints.line, 2_000, 'the line to leave');
+    await waitUntil(() => !t.server.media.room(call.id)?.stats().endpoints.line, 'the line to leave');
   });
 
   it('a first message that is not a UUID is refused the same way', async () => {
@@ -116,7 +117,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     old.sendUuid(lineId);
     const agentPbx = await Pbx.connect(port);
     agentPbx.sendUuid(agentLine.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 2, 2_000, 'both lines');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 2, 'both lines');
 
     const fresh = await (await calls.api(`/v1/calls/${id}/phone-line`, key, { method: 'POST', body: { side: 'customer' } })).json();
     await old.ended;
@@ -130,7 +131,7 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     expect(retry.messages[0].kind).toBe(0xff);
     const next = await Pbx.connect(port);
     next.sendUuid(fresh.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 2, 2_000, 'the new line');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 2, 'the new line');
     expect(agentPbx.socket.destroyed).toBe(false);
 
     // Ending the call hangs up every line.
@@ -149,10 +150,10 @@ describe(`AudioSocket phone lines (${backendName})`, () => {
     const { id, lineId } = await callWithLine('agent');
     const pbx = await Pbx.connect(port);
     pbx.sendUuid(lineId);
-    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(id)?.stats().endpoints.line ?? 0) === 1, 'the line');
     pbx.send(0x10, sine(250, 8_000, 300)); // 31.25 ms: one whole frame and a bit
     pbx.send(0x03, Buffer.from('5')); // DTMF is ignored
-    await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 5_000, 'the padded tail');
+    await waitUntil(() => paddedEnd(pbx.audio()) >= 0, 'the padded tail');
     const frames = pbx.audio();
     expect(frames.length).toBe(2);
     expect(paddedEnd(frames)).toBe(1);

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSAL } from '../../src/calls/media/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { Listener, Pbx, callApi, connect, listenUrl, refusal, waitUntil, whenClosed, type Join } from './support.js';
+import { Listener, Pbx, callApi, connect, listenUrl, refusal, whenClosed, type Join } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 describe(`media connection limits (${backendName})`, () => {
   let t: TestServer;
@@ -44,7 +45,7 @@ describe(`media connection limits (${backendName})`, () => {
         if ((err as { status?: number }).status !== 429) throw err;
         return false;
       }
-    }, 10_000, 'a listen place to free up');
+    }, 'a listen place to free up');
     expect(t.server.media.stats().transports.websocket.refused429).toBeGreaterThanOrEqual(2);
 
     const closed = [...ears.map((ear) => ear.ws), ...mics, agentEar.ws, agentMic].map(whenClosed);
@@ -60,6 +61,6 @@ describe(`media connection limits (${backendName})`, () => {
     await pbx.ended;
     // A hangup (0x00), not a refusal (0xff): the line had joined.
     expect(pbx.messages.map((message) => message.kind)).toEqual([0x00]);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 0, 5_000, 'the line to leave');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 0, 'the line to leave');
   });
 });

@@ -5,7 +5,8 @@ import { WebSocket } from 'ws';
 import { backendName } from '../support/databases.js';
 import { negatePcm16, startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, waitUntil } from './support.js';
+import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 describe(`a live call interpreted through the realtime API (${backendName})`, () => {
   let t: TestServer;
@@ -56,7 +57,7 @@ describe(`a live call interpreted through the realtime API (${backendName})`, ()
 
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
     await customerHears.closed;
-    await waitUntil(async () => (await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' })).length > 0, 10_000, 'a call charge');
+    await waitUntil(async () => (await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' })).length > 0, 'a call charge');
     const charges = await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' });
     const seconds = charges.reduce((sum, row) => sum + row.quantity, 0);
     expect(seconds).toBeGreaterThanOrEqual(1);

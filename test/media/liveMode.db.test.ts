@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { InterpreterFactory, InterpreterOptions } from '../../src/calls/media/interpreter.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
-import { Listener, callApi, type Frame, type Join, connect, heardThroughMarker, listenUrl, pattern, roundTrip, streamAudio, streamUrl, waitUntil, withServerClockStopped } from './support.js';
+import { Listener, callApi, type Frame, type Join, connect, heardThroughMarker, listenUrl, pattern, roundTrip, streamAudio, streamUrl, withServerClockStopped } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 interface FakeInterpreter {
   opts: InterpreterOptions;
@@ -103,7 +104,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     expect((await heardThroughMarker(customerMic, agentHears, customerVoice.length, marker)).equals(invert(Buffer.concat([customerVoice, marker])))).toBe(true);
 
     agentMic.close();
-    await waitUntil(() => instances.find((i) => i.opts.sourceLanguage === 'en')!.closed, 2_000, 'the en->fi interpreter to close');
+    await waitUntil(() => instances.find((i) => i.opts.sourceLanguage === 'en')!.closed, 'the en->fi interpreter to close');
     expect(instances.find((i) => i.opts.sourceLanguage === 'fi')!.closed).toBe(false);
     for (const ws of [customerMic, agentHears.ws, customerHears.ws]) ws.close();
   });
@@ -113,7 +114,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     const { agent } = await liveCall(10);
     const before = t.server.media.stats();
     const agentMic = await connect(streamUrl(t, agent));
-    await waitUntil(() => instances.length === 1 && t.server.media.stats().interpreters === before.interpreters + 1, 10_000, 'the interpreter connected');
+    await waitUntil(() => instances.length === 1 && t.server.media.stats().interpreters === before.interpreters + 1, 'the interpreter connected');
 
     instances[0]!.opts.onStatus({ state: 'reconnecting', message: 'upstream connection lost' });
     expect(t.server.media.stats()).toMatchObject({ interpreters: before.interpreters, interpreterReconnects: before.interpreterReconnects + 1 });
@@ -128,7 +129,7 @@ describe(`media plane, live mode (${backendName})`, () => {
 
     // The room closes: its reconnects stay counted.
     agentMic.close();
-    await waitUntil(() => t.server.media.stats().rooms === before.rooms, 10_000, 'the room closed');
+    await waitUntil(() => t.server.media.stats().rooms === before.rooms, 'the room closed');
     expect(t.server.media.stats().interpreterReconnects).toBe(before.interpreterReconnects + 1);
   });
 
@@ -181,18 +182,18 @@ describe(`media plane, live mode (${backendName})`, () => {
     // late a loaded machine runs the billing timer.
     await withServerClockStopped(async () => {
       const agentMic = await connect(streamUrl(t, agent));
-      await waitUntil(() => instances.length === 1, 0, 'interpretation to start');
+      await waitUntil(() => instances.length === 1, 'interpretation to start');
       await streamAudio(agentMic, pattern(9_600, 5), 960);
       for (const second of [1, 2]) {
         vi.setSystemTime(Date.now() + 1_000);
-        await waitUntil(async () => (await chargedSeconds()) === second, 0, `second ${second} charged while running`);
+        await waitUntil(async () => (await chargedSeconds()) === second, `second ${second} charged while running`);
       }
       vi.setSystemTime(Date.now() + 500);
       agentMic.close();
       expect((await calls.api(`/v1/calls/${id}/end`, key, { method: 'POST' })).status).toBe(200);
       await customerHears.closed;
       // The started third second is charged at the end.
-      await waitUntil(async () => (await chargedSeconds()) >= 3, 0, 'the started second charged at the end');
+      await waitUntil(async () => (await chargedSeconds()) >= 3, 'the started second charged at the end');
     });
 
     const rows = await ledger(id);
@@ -204,7 +205,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     const charged = rows.reduce((sum, row) => sum - Number(row.amount_micros), 0);
     expect(await balanceOf(orgId)).toBe(10_000_000 - charged);
     // Nothing is charged once interpretation stopped: the room that bills it is gone.
-    await waitUntil(() => t.server.media.room(id) === undefined, 0, 'the room to be dropped');
+    await waitUntil(() => t.server.media.room(id) === undefined, 'the room to be dropped');
     expect(await ledger(id)).toHaveLength(rows.length);
   });
 
@@ -215,7 +216,7 @@ describe(`media plane, live mode (${backendName})`, () => {
   async function bothTalking(agent: Join, customer: Join) {
     const agentMic = await connect(streamUrl(t, agent));
     const customerMic = await connect(streamUrl(t, customer));
-    await waitUntil(() => instances.filter((i) => !i.closed).length === 2, 0, 'interpretation to start on both sides');
+    await waitUntil(() => instances.filter((i) => !i.closed).length === 2, 'interpretation to start on both sides');
     let frames = 0;
     return {
       agentMic,
@@ -246,20 +247,20 @@ describe(`media plane, live mode (${backendName})`, () => {
       await agentHears.waitForFrame(exhausted);
       await customerHears.waitForFrame(exhausted);
       expect(instances).toHaveLength(2);
-      await waitUntil(() => instances.every((i) => i.closed), 0, 'interpreters to close');
+      await waitUntil(() => instances.every((i) => i.closed), 'interpreters to close');
       expect(customerHears.frames.filter((f) => f.type === 'provenance').at(-1)).toEqual({ type: 'provenance', engine: 'none', model: 'untranslated' });
 
       // The sides still hear each other, untranslated: the agent's own samples, not the fake interpreter's
       // inverted ones.
       const voice = Buffer.concat([await speak(), await speak()]);
-      await waitUntil(() => customerHears.pcm().subarray(-voice.length).equals(voice), 0, 'the agent heard untranslated');
+      await waitUntil(() => customerHears.pcm().subarray(-voice.length).equals(voice), 'the agent heard untranslated');
       expect(agentMic.readyState).toBe(agentMic.OPEN);
       for (const ws of [agentMic, customerMic]) ws.close();
     });
 
     // The event is stored beside the notice, not before it.
     const exhaustedEvent = () => t.server.app.db('events').where({ call_id: id, type: 'call.balance_exhausted' }).first();
-    await waitUntil(async () => (await exhaustedEvent()) !== undefined, 0, 'the call.balance_exhausted event');
+    await waitUntil(async () => (await exhaustedEvent()) !== undefined, 'the call.balance_exhausted event');
     expect((await (await calls.api(`/v1/calls/${id}`, key)).json()).status).toBe('open');
     for (const ws of [agentHears.ws, customerHears.ws]) ws.close();
   });
@@ -278,7 +279,7 @@ describe(`media plane, live mode (${backendName})`, () => {
       for (const ws of [agentMic, customerMic]) ws.close();
     });
     const perSecond = Math.round(100_000 / 60);
-    await waitUntil(async () => (await balanceOf(orgId)) < 0, 0, 'the charge');
+    await waitUntil(async () => (await balanceOf(orgId)) < 0, 'the charge');
     expect((await ledger(id)).map((row) => Number(row.quantity))).toEqual([4]);
     expect(await balanceOf(orgId)).toBe(5_000 - Math.round((4 * 100_000) / 60));
     expect(await balanceOf(orgId)).toBeGreaterThanOrEqual(-perSecond);
@@ -294,23 +295,23 @@ describe(`media plane, live mode (${backendName})`, () => {
       await speak();
       vi.setSystemTime(Date.now() + 2_000);
       await customerHears.waitForFrame(exhausted);
-      await waitUntil(() => instances.length === 2 && instances.every((i) => i.closed), 0, 'interpreters to close');
+      await waitUntil(() => instances.length === 2 && instances.every((i) => i.closed), 'interpreters to close');
 
       const { response } = await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: orgId } }, body: { amount: 5 } });
       expect(response.status).toBe(200);
       // The balance is asked again once per billing interval (100 ms) while interpretation is stopped.
       vi.setSystemTime(Date.now() + 100);
-      await waitUntil(() => instances.length === 4, 0, 'interpreters to start again');
+      await waitUntil(() => instances.length === 4, 'interpreters to start again');
       // After the notice came 'untranslated'; the provenance that follows names the interpreter again.
       const noticeAt = customerHears.frames.findIndex(exhausted);
-      await waitUntil(() => customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance').length === 2, 0, 'a new provenance frame');
+      await waitUntil(() => customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance').length === 2, 'a new provenance frame');
       expect(customerHears.frames.slice(noticeAt).filter((f) => f.type === 'provenance')).toEqual([
         { type: 'provenance', engine: 'none', model: 'untranslated' },
         { type: 'provenance', engine: 'fake', model: 'fake-interpreter-1' },
       ]);
       const captionsBefore = customerHears.frames.filter((f) => f.type === 'caption').length;
       await speak();
-      await waitUntil(() => customerHears.frames.filter((f) => f.type === 'caption').length > captionsBefore, 0, 'captions again');
+      await waitUntil(() => customerHears.frames.filter((f) => f.type === 'caption').length > captionsBefore, 'captions again');
       for (const ws of [agentMic, customerMic]) ws.close();
     });
     customerHears.close();
@@ -349,7 +350,7 @@ describe(`media plane, live mode (${backendName})`, () => {
     expect((await late.waitForFrame((f) => f.type === 'notice')).code).toBe('translation_unavailable');
     // Nothing was billed, to the end of the room (which settles what ran).
     for (const ws of [agentMic, customerHears.ws, late.ws]) ws.close();
-    await waitUntil(() => t.server.media.room(id) === undefined, 0, 'the room to be dropped');
+    await waitUntil(() => t.server.media.room(id) === undefined, 'the room to be dropped');
     expect(await ledger(id)).toHaveLength(0);
   });
 
@@ -360,10 +361,10 @@ describe(`media plane, live mode (${backendName})`, () => {
     const customerHears = await Listener.open(listenUrl(t, customer));
     const agentMic = await connect(streamUrl(t, agent));
     const customerMic = await connect(streamUrl(t, customer));
-    await waitUntil(() => instances.length === 2, 2_000, 'two interpreters');
+    await waitUntil(() => instances.length === 2, 'two interpreters');
     await calls.setLanguage(id, customerKey, 'sv');
     expect(await agentHears.closed).toEqual({ code: 4002, reason: 'reconnect' });
-    await waitUntil(() => instances.length === 4, 2_000, 'rebuilt interpreters');
+    await waitUntil(() => instances.length === 4, 'rebuilt interpreters');
     expect(instances.slice(0, 2).every((i) => i.closed)).toBe(true);
     expect(instances.slice(2).map((i) => `${i.opts.sourceLanguage}->${i.opts.targetLanguage}`).sort()).toEqual(['en->sv', 'sv->en']);
     // The customer's listener stays and now hears the agent interpreted into Swedish.

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { misbehave, rawRequest, webSocketUpgrade } from '../support/hostile.js';
 import { startTestServer, TEST_ADMIN_TOKEN } from '../support/testServer.js';
-import { Listener, Pbx, callApi, connect, listenUrl, streamUrl, waitUntil, whenClosed } from './support.js';
+import { Listener, Pbx, callApi, connect, listenUrl, streamUrl, whenClosed } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 /** A request carrying `Upgrade: h2c` (what `curl --http2` sends over plain HTTP). */
 function h2cRequest(url: string, method: string, body?: string): Promise<{ status: number; body: string }> {
@@ -52,7 +53,7 @@ describe(`media plane and the HTTP server (${backendName})`, () => {
     const ear = await Listener.open(listenUrl(t, customer));
     const pbx = await Pbx.connect(t.server.ports.audiosocket!);
     pbx.sendUuid(line.audiosocket_id);
-    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 2_000, 'the line');
+    await waitUntil(() => (t.server.media.room(call.id)?.stats().endpoints.line ?? 0) === 1, 'the line');
     const micClosed = whenClosed(mic);
     await t.stop();
     expect(await micClosed).toEqual({ code: 1001, reason: 'server shutting down' });

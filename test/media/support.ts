@@ -6,6 +6,7 @@ import { vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { parseWavHeader, WAV_HEADER_BYTES } from '../../src/calls/media/audio/pcm.js';
 import type { TestServer } from '../support/testServer.js';
+import { trackWait } from '../support/waiting.js';
 
 /** A server these helpers talk to: in this process or in a child (they need only its address). */
 type Reachable = Pick<TestServer, 'url'>;
@@ -126,20 +127,6 @@ export const whenClosed = (ws: WebSocket): Promise<Closed> =>
     : new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
 
 /**
- * Waits for `check` to hold. `timeoutMs` is what the condition takes on a quiet machine; the wait gives
- * up only after WAIT_FLOOR_MS at least, so a loaded machine slows a test down instead of failing it
- * (and the failure still names `what`, before the test's own timeout).
- */
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  // performance.now(), not Date.now(): tests may stop the server's clock (withServerClockStopped).
-  const deadline = performance.now() + Math.max(timeoutMs, WAIT_FLOOR_MS);
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
-/**
  * Runs `work` with Date.now() standing still for the in-process server (and the test). Rules that read
  * the wall clock, such as the mixer's "a source silent for 60 ms no longer holds the others back", then
  * cannot fire because a loaded machine delivered one socket's frame late; timers still run.
@@ -153,16 +140,14 @@ export async function withServerClockStopped<T>(work: () => Promise<T>): Promise
   }
 }
 
-/** Below the tests' own timeout (vitest.config.ts), so that a wait that never ends says what it waited for. */
-const WAIT_FLOOR_MS = 20_000;
-
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What a socket client has received, waited on by event rather than by the clock: `find` is asked now
- * and each time something arrives; the wait fails as soon as the socket closes without it.
+ * and each time something arrives; the wait fails as soon as the socket closes without it, and a test
+ * that fails while it waits says what for (../support/waiting.ts).
  */
-class Arrivals extends EventEmitter {
+export class Arrivals extends EventEmitter {
   constructor(private readonly ws: WebSocket) {
     super();
     ws.on('message', () => this.emit('arrived'));
@@ -176,8 +161,11 @@ class Arrivals extends EventEmitter {
         if (found !== undefined) resolve(found);
         else if (this.ws.readyState === WebSocket.CLOSED) reject(new Error(`the socket closed before ${what} arrived`));
         else return;
-        this.off('arrived', check);
+        stop();
+        done();
       };
+      const stop = () => this.off('arrived', check);
+      const done = trackWait(() => what, stop);
       this.on('arrived', check);
       check();
     });

@@ -4,22 +4,8 @@ import { WAV_HEADER_BYTES, parseWavHeader } from '../../src/calls/media/audio/pc
 import { CHUNK_BYTES, CLOSE, MAX_STREAM_FRAME_BYTES } from '../../src/calls/media/protocol.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import {
-  Listener,
-  callApi,
-  connect,
-  heardThroughMarker,
-  listenUrl,
-  pattern,
-  refusal,
-  roundTrip,
-  streamAudio,
-  streamUrl,
-  waitUntil,
-  whenClosed,
-  withServerClockStopped,
-  wsBase,
-} from './support.js';
+import { Listener, callApi, connect, heardThroughMarker, listenUrl, pattern, refusal, roundTrip, streamAudio, streamUrl, whenClosed, withServerClockStopped, wsBase } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 describe(`media plane, test mode (${backendName})`, () => {
   let t: TestServer;
@@ -78,7 +64,7 @@ describe(`media plane, test mode (${backendName})`, () => {
     expect((await heardThroughMarker(customerMic, customerHears, customerVoice.length, marker)).equals(Buffer.concat([customerVoice, marker]))).toBe(true);
 
     for (const ws of [agentMic, customerMic, agentHears.ws, customerHears.ws]) ws.close();
-    await waitUntil(() => t.server.media.room(call.id) === undefined, 5_000, 'the room to be dropped');
+    await waitUntil(() => t.server.media.room(call.id) === undefined, 'the room to be dropped');
   });
 
   it('refuses bad upgrades with an HTTP error before upgrading', async () => {
@@ -313,7 +299,7 @@ describe(`media plane, test mode (${backendName})`, () => {
         maxBuffered = Math.max(maxBuffered, t.server.media.room(id)?.stats().maxBufferedBytes ?? 0);
       }
     }
-    await waitUntil(() => (t.server.media.room(id)?.stats().chunksDropped ?? 0) > 100, 10_000, 'dropped chunks');
+    await waitUntil(() => (t.server.media.room(id)?.stats().chunksDropped ?? 0) > 100, 'dropped chunks');
     maxBuffered = Math.max(maxBuffered, t.server.media.room(id)!.stats().maxBufferedBytes);
     // Memory held for the listener stays near the cap (1 s of audio) plus one chunk in flight.
     expect(maxBuffered).toBeLessThanOrEqual(48_000 + WAV_HEADER_BYTES + CHUNK_BYTES);

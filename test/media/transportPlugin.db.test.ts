@@ -26,7 +26,8 @@ import type { Side } from '../../src/calls/side.js';
 import { refuseUpgrade } from '../../src/http/connections.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN } from '../support/testServer.js';
-import { callApi, connect, pattern, refusal, waitUntil, whenClosed, wsBase } from './support.js';
+import { callApi, connect, pattern, refusal, whenClosed, wsBase } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 
 const TOY_PREFIX = '/toy/';
 const REFUSAL_STATUS: Partial<Record<RefusalReason, number>> = { unknown_call: 404, bad_token: 401, too_many_failed_attempts: 429, shutting_down: 503 };
@@ -149,7 +150,7 @@ describe(`a transport plugged in from outside the server (${backendName})`, () =
 
       // Admitted, it joins the agent's side: test mode echoes the side's voice back to it.
       const ws = await connect(toyUrl(agent.stream!.channel_id, agent.stream!.token));
-      await waitUntil(() => t.server.media.room(call.id)?.stats().endpoints.toy === 1, 10_000, 'the toy socket in the room');
+      await waitUntil(() => t.server.media.room(call.id)?.stats().endpoints.toy === 1, 'the toy socket in the room');
       const voice = pattern(4_800, 7);
       let heard = Buffer.alloc(0);
       const echoed = new Promise<void>((resolve) =>

@@ -5,7 +5,8 @@ import { mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { callApi, refusal, sine, waitUntil, wsBase, type Join } from './support.js';
+import { callApi, refusal, sine, wsBase, type Join } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 import { FRAME_BYTES, TwilioClient } from './twilioClient.js';
 
 describe(`Twilio media streams (${backendName})`, () => {
@@ -30,7 +31,7 @@ describe(`Twilio media streams (${backendName})`, () => {
     const { call, customer } = await readyCall();
     const phone = await TwilioClient.open(streamUrl(customer));
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 'the stream admitted');
     expect(await eventTypes(call.id)).toContain('call.joined');
 
     const voice = pcm16ToMulaw(sine(8_000, 8_000, 300)); // one second of 8 kHz audio
@@ -54,7 +55,7 @@ describe(`Twilio media streams (${backendName})`, () => {
 
     phone.stop();
     expect((await phone.closed).code).toBe(1000);
-    await waitUntil(async () => (await eventTypes(call.id)).includes('call.left'), 10_000, 'call.left');
+    await waitUntil(async () => (await eventTypes(call.id)).includes('call.left'), 'call.left');
     const row = await t.server.app.db('calls').where({ id: call.id }).first();
     expect(row).toMatchObject({ status: 'open', customer_joined_at: null });
   });
@@ -64,7 +65,7 @@ describe(`Twilio media streams (${backendName})`, () => {
     const phone = await TwilioClient.open(streamUrl(customer));
     phone.echoMarks = false;
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 'the stream admitted');
     phone.media(pcm16ToMulaw(sine(4_000, 8_000, 300)));
     await phone.waitForAudio(FRAME_BYTES * 5);
     await calls.setLanguage(call.id, call.agentKey, 'de');
@@ -98,7 +99,7 @@ describe(`Twilio media streams (${backendName})`, () => {
     const { calls, call, customer } = await readyCall();
     const phone = await TwilioClient.open(streamUrl(customer));
     phone.start({ token: customer.stream!.token });
-    await waitUntil(() => t.server.media.stats().transports.twilio.streams >= 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams >= 1, 'the stream admitted');
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
     expect(await phone.closed).toEqual({ code: 4000, reason: 'call ended' });
   });

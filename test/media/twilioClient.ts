@@ -2,7 +2,7 @@
 // (connected, start with customParameters and mediaFormat, 20 ms mu-law media with chunk and
 // timestamp, marks echoed as played, stop) and records what the server sends.
 import { WebSocket } from 'ws';
-import { waitUntil, whenClosed, type Closed, type Frame } from './support.js';
+import { Arrivals, whenClosed, type Closed, type Frame } from './support.js';
 
 export const FRAME_BYTES = 160;
 
@@ -16,12 +16,16 @@ export class TwilioClient {
   /** Echo marks at once, as a phone that plays everything immediately does. */
   echoMarks = true;
 
+  private readonly arrivals: Arrivals;
+
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
       const frame = JSON.parse(data.toString());
       this.received.push(frame);
       if (frame.event === 'mark' && this.echoMarks) this.send({ event: 'mark', streamSid: this.streamSid, mark: frame.mark });
     });
+    // After the handler above: a wait asks once the message is recorded.
+    this.arrivals = new Arrivals(ws);
     this.closed = whenClosed(ws);
   }
 
@@ -81,13 +85,11 @@ export class TwilioClient {
     return Buffer.concat(this.received.filter((f) => f.event === 'media').map((f) => Buffer.from(f.media.payload, 'base64')));
   }
 
-  async waitForAudio(bytes: number, timeoutMs = 10_000): Promise<Buffer> {
-    await waitUntil(() => this.audio().length >= bytes, timeoutMs, `${bytes} bytes of phone audio`);
-    return this.audio();
+  waitForAudio(bytes: number): Promise<Buffer> {
+    return this.arrivals.waitFor(() => (this.audio().length >= bytes ? this.audio() : undefined), `${bytes} bytes of phone audio`);
   }
 
-  async waitFor(match: (frame: Frame) => boolean, timeoutMs = 10_000): Promise<Frame> {
-    await waitUntil(() => this.received.some(match), timeoutMs, 'a message from the server');
-    return this.received.find(match)!;
+  waitFor(match: (frame: Frame) => boolean): Promise<Frame> {
+    return this.arrivals.waitFor(() => this.received.find(match), 'a message from the server');
   }
 }

@@ -8,7 +8,8 @@ import { backendName } from '../support/databases.js';
 import { FRAME_BYTES as INTERPRETER_FRAME_BYTES, negatePcm16, startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
 import { startTwilioStandIn, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, waitUntil, withServerClockStopped, wsBase } from './support.js';
+import { callApi, connect, Listener, listenUrl, sine, streamAudio, streamUrl, withServerClockStopped, wsBase } from './support.js';
+import { waitUntil } from '../support/waiting.js';
 import { TwilioClient } from './twilioClient.js';
 
 describe(`a phone in a live interpreted call (${backendName})`, () => {
@@ -56,7 +57,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const agentMic = await connect(streamUrl(t, agent));
     const phone = await TwilioClient.open(url);
     phone.start({ token });
-    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the phone stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 'the phone stream admitted');
 
     // The single-use token opens no second stream.
     const replay = await TwilioClient.open(url);
@@ -76,13 +77,13 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
 
     // The phone hears: the agent interpreted (negated), down to 8 kHz, mu-law, in 160-byte frames.
     const expectedPhone = pcm16ToMulaw(new Downsampler24kTo8k().process(negatePcm16(agentVoice)));
-    const phoneGot = await phone.waitForAudio(expectedPhone.length - 160, 15_000);
+    const phoneGot = await phone.waitForAudio(expectedPhone.length - 160);
     expect(phoneGot.subarray(0, expectedPhone.length - 160).equals(expectedPhone.subarray(0, expectedPhone.length - 160))).toBe(true);
 
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
     expect(await phone.closed).toEqual({ code: 4000, reason: 'call ended' });
-    await waitUntil(() => twilio.hungUp.includes(sid), 10_000, 'the phone hung up through the REST API');
-    await waitUntil(async () => (await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' })).length > 0, 10_000, 'a call charge');
+    await waitUntil(() => twilio.hungUp.includes(sid), 'the phone hung up through the REST API');
+    await waitUntil(async () => (await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' })).length > 0, 'a call charge');
     const charges = await t.server.app.db('ledger_entries').where({ org_id: orgId, kind: 'call' });
     const seconds = charges.reduce((sum, row) => sum + Number(row.quantity), 0);
     expect(seconds).toBeGreaterThanOrEqual(1);
@@ -103,7 +104,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const phone = await TwilioClient.open(url);
     phone.start({ token });
     // Audio for a stream whose token is still being checked is not queued for it: wait until it is in.
-    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 15_000, 'the phone stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 'the phone stream admitted');
     await customerHears.waitForFrame((frame) => frame.type === 'provenance');
 
     const silence = Buffer.alloc(INTERPRETER_FRAME_BYTES); // a silent frame ends a turn of speech
@@ -129,7 +130,7 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const downsampler = new Downsampler24kTo8k();
     downsampler.process(negatePcm16(turn1));
     const expected = pcm16ToMulaw(downsampler.process(negatePcm16(turn2))).subarray(0, -160);
-    await waitUntil(() => mediaBytes(phone.received.slice(cleared)).length >= expected.length, 15_000, 'turn 2 on the phone');
+    await waitUntil(() => mediaBytes(phone.received.slice(cleared)).length >= expected.length, 'turn 2 on the phone');
     expect(mediaBytes(phone.received.slice(cleared)).subarray(0, expected.length).equals(expected)).toBe(true);
     expect(t.server.media.stats().transports.twilio.clears).toBeGreaterThanOrEqual(1);
 
@@ -145,10 +146,10 @@ describe(`a phone in a live interpreted call (${backendName})`, () => {
     const { url, token } = streamOf(sid);
     const phone = await TwilioClient.open(url);
     phone.start({ token });
-    await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).customer_joined_at !== null, 10_000, 'the phone present');
+    await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).customer_joined_at !== null, 'the phone present');
     phone.stop();
     await phone.closed;
-    await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).customer_joined_at === null, 10_000, 'the phone gone');
+    await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).customer_joined_at === null, 'the phone gone');
     expect((await (await calls.api(`/v1/calls/${call.id}`, key)).json()).status).toBe('open');
     expect(twilio.hungUp).not.toContain(sid);
   });

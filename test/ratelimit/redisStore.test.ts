@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisRateLimitStore } from '../../src/ratelimit/redisStore.js';
-import { pollUntil } from '../support/pollUntil.js';
+import { waitUntil } from '../support/waiting.js';
 import { rateLimitStoreContract } from './storeContract.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -80,7 +80,7 @@ describe('RedisRateLimitStore', () => {
 
     // Expiry is real Redis time; check it actually goes away with a short window.
     await s.hit('short', 5, 50, Date.now());
-    await pollUntil(async () => (await client.exists(`${prefix}short`)) === 0, 'the 50 ms key expires');
+    await waitUntil(async () => (await client.exists(`${prefix}short`)) === 0, 'the 50 ms key expires');
   });
 
   it('close() leaves a caller-owned client open, and quits it when asked to', async () => {

@@ -1,4 +1,5 @@
 // A server-sent events client for tests: reads the raw stream with fetch, as the customer page does.
+import { trackWait } from './waiting.js';
 export interface ReceivedEvent {
   id: string | null;
   event: string;
@@ -10,17 +11,15 @@ export interface EventStreamClient {
   events: ReceivedEvent[];
   comments: string[];
   /**
-   * Resolves with the first event (already received or still to come) that matches. The limit only names what
-   * never came (and what did), well before the test's own timeout: a loaded machine makes the wait longer.
+   * Resolves with the first event (already received or still to come) that matches, asked again as each
+   * event arrives; no deadline of its own (a failing test says what it was waiting for and what came:
+   * ./waiting.ts).
    */
   waitFor(match: (event: ReceivedEvent) => boolean): Promise<ReceivedEvent>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   close(): void;
 }
-
-/** Below the tests' own timeout (vitest.config.ts). */
-const WAIT_LIMIT_MS = 60_000;
 
 export async function openEventStream(url: string, headers: Record<string, string>): Promise<EventStreamClient> {
   const controller = new AbortController();
@@ -67,21 +66,23 @@ export async function openEventStream(url: string, headers: Record<string, strin
     comments,
     ended,
     close: () => controller.abort(),
-    async waitFor(match) {
-      const deadline = performance.now() + WAIT_LIMIT_MS;
-      for (;;) {
-        const found = events.find(match);
-        if (found) return found;
-        const left = deadline - performance.now();
-        if (left <= 0) throw new Error(`no matching event within ${WAIT_LIMIT_MS} ms; got ${events.map((e) => e.event).join(', ')}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, left);
-          waiters.push(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-      }
+    waitFor(match) {
+      return new Promise((resolve) => {
+        const check = () => {
+          const found = events.find(match);
+          if (!found) return void waiters.push(check);
+          done();
+          resolve(found);
+        };
+        const done = trackWait(
+          () => `a matching event on ${url} (received: ${events.map((e) => e.event).join(', ') || 'none'})`,
+          () => {
+            const at = waiters.indexOf(check);
+            if (at >= 0) waiters.splice(at, 1);
+          },
+        );
+        check();
+      });
     },
   };
 }

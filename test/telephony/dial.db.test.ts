@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { pollUntil } from '../support/pollUntil.js';
+import { waitUntil } from '../support/waiting.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 
@@ -130,7 +130,7 @@ describe(`dialling a phone through Twilio (${backendName})`, () => {
     ]);
 
     expect((await api(`/v1/calls/${callId}/end`, {})).status).toBe(200);
-    await pollUntil(async () => twilio.hungUp.length === 3, 'the end hangs up both phones');
+    await waitUntil(async () => twilio.hungUp.length === 3, 'the end hangs up both phones');
     expect(twilio.hungUp.slice(1).sort()).toEqual([agent, second].sort());
     expect((await legsOf(callId)).map((leg) => leg.end_reason)).toEqual(['replaced', 'call_ended', 'call_ended']);
   });

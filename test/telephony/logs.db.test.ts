@@ -3,7 +3,8 @@
 // phone hung up), all logged at `trace`, and then none of the secrets in what the server wrote.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pcm16ToMulaw } from '../../src/calls/media/audio/mulaw.js';
-import { callApi, sine, waitUntil, wsBase } from '../media/support.js';
+import { callApi, sine, wsBase } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { TwilioClient } from '../media/twilioClient.js';
 import { backendName } from '../support/databases.js';
 import { startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
@@ -41,7 +42,7 @@ describe(`the log of a dialled phone holds no secret (${backendName})`, () => {
 
     const phone = await TwilioClient.open(`${wsBase(t)}${path}`);
     phone.start({ token });
-    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 10_000, 'the stream admitted');
+    await waitUntil(() => t.server.media.stats().transports.twilio.streams === 1, 'the stream admitted');
     phone.media(pcm16ToMulaw(sine(1_600, 8_000, 300)));
     const leg = await t.server.app.db('phone_legs').where({ twilio_call_sid: sid }).first();
     const params = { AccountSid: twilio.accountSid, CallSid: sid, CallStatus: 'in-progress' };
@@ -56,7 +57,7 @@ describe(`the log of a dialled phone holds no secret (${backendName})`, () => {
     expect(callback.status).toBe(204);
     await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' });
     await phone.closed;
-    await waitUntil(() => twilio.hungUp.includes(sid), 10_000, 'the hang-up');
+    await waitUntil(() => twilio.hungUp.includes(sid), 'the hang-up');
     // Stopping flushes what the server still had to log (shutdown included).
     stopped = true;
     await t.stop();

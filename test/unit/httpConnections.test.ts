@@ -5,7 +5,7 @@ import net, { type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpServer, serveAsPlainHttp } from '../../src/http/connections.js';
-import { waitUntil } from '../media/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { h2cUpgrade, misbehave, rawRequest } from '../support/hostile.js';
 
 const LONG = 600_000;
