@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { wavHeader } from '../src/calls/media/audio/pcm.js';
 import { freePort } from '../test/support/freePort.js';
 import { BACKEND_NAMES, createBenchDatabase, type Backend } from './support/databases.js';
 import { num, table, withSpread } from './support/format.js';
@@ -50,22 +51,9 @@ const keys = (count: number, value: unknown) => Object.fromEntries(Array.from({ 
 /** A WAV file of `seconds` of a 440 Hz tone, 16 kHz mono PCM16. */
 function wav(seconds: number): Blob {
   const rate = 16_000;
-  const samples = rate * seconds;
-  const bytes = Buffer.alloc(44 + samples * 2);
-  bytes.write('RIFF', 0);
-  bytes.writeUInt32LE(36 + samples * 2, 4);
-  bytes.write('WAVEfmt ', 8);
-  bytes.writeUInt32LE(16, 16);
-  bytes.writeUInt16LE(1, 20);
-  bytes.writeUInt16LE(1, 22);
-  bytes.writeUInt32LE(rate, 24);
-  bytes.writeUInt32LE(rate * 2, 28);
-  bytes.writeUInt16LE(2, 32);
-  bytes.writeUInt16LE(16, 34);
-  bytes.write('data', 36);
-  bytes.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) bytes.writeInt16LE(Math.round(8_000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
-  return new Blob([bytes], { type: 'audio/wav' });
+  const pcm = Buffer.alloc(rate * seconds * 2);
+  for (let i = 0; i < rate * seconds; i++) pcm.writeInt16LE(Math.round(8_000 * Math.sin((2 * Math.PI * 440 * i) / rate)), i * 2);
+  return new Blob([Buffer.concat([wavHeader(pcm.length, rate), pcm])], { type: 'audio/wav' });
 }
 const voice = (audio: Blob, name = 'voice.wav') => {
   const form = new FormData();

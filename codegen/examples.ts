@@ -3,7 +3,7 @@
 // serves these examples as the mock's answers, so an invalid one would teach clients a wrong shape.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { resolved } from './refs.js';
+import { resolved } from '../src/http/refs.js';
 
 type Json = Record<string, any>;
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import YAML from 'yaml';
-import { resolved } from './refs.js';
+import { resolved } from '../src/http/refs.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const specPath = path.join(root, 'openapi/openapi.yaml');

@@ -11,6 +11,7 @@
 // longer than the contract's `x-max-key-length` (OpenAPI 3.0 cannot bound a key).
 import type { ValidationIssue } from '../errors.js';
 import { contract } from './contract.js';
+import { resolved } from './refs.js';
 
 /** More unknown fields than this in one object is not a typo: it is refused without looking further. */
 export const MAX_UNKNOWN_FIELDS = 20;
@@ -44,20 +45,10 @@ type Shape = ObjectShape | ArrayShape | EitherShape;
 type SchemaNode = Record<string, any>;
 type Location = ValidationIssue['loc'];
 
-function resolved(node: SchemaNode): SchemaNode {
-  while (node && typeof node.$ref === 'string') {
-    node = node.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((at: SchemaNode, part: string) => at?.[part], contract);
-  }
-  return node;
-}
-
 /** The containers of a schema, or null when it describes a scalar (nothing to count). */
 function shapeOf(schemaNode: SchemaNode | undefined): Shape | null {
   if (!schemaNode) return null;
-  const schema = resolved(schemaNode);
+  const schema: SchemaNode = resolved(contract, schemaNode);
   const alternatives = [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]
     .map(shapeOf)
     .filter((shape): shape is ObjectShape | ArrayShape => shape !== null && shape.kind !== 'either');
@@ -339,7 +330,7 @@ export function bodyBounds(op: { method: string; path: string }): BodyBounds | n
 }
 
 function compile(op: { method: string; path: string }): BodyBounds | null {
-  const content: Record<string, SchemaNode> = resolved(contract.paths[op.path]?.[op.method]?.requestBody ?? {})?.content ?? {};
+  const content: Record<string, SchemaNode> = resolved(contract, contract.paths[op.path]?.[op.method]?.requestBody ?? {})?.content ?? {};
   const shapes = new Map(
     Object.entries(content)
       .map(([mediaType, media]) => [mediaType, shapeOf(media.schema)] as const)

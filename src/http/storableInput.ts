@@ -8,6 +8,7 @@
 import type { RequestHandler } from 'express';
 import { errors, type ValidationIssue } from '../errors.js';
 import { contract } from './contract.js';
+import { resolved } from './refs.js';
 import type { OperationEntry } from './handler.js';
 
 /** Deeper than any body the contract describes (metadata is three levels down), far below a stack overflow. */
@@ -75,15 +76,6 @@ export function unstorableParts(parts: Array<[string, unknown]>): ValidationIssu
   return issues;
 }
 
-/** A contract node, its `$ref` followed. */
-function resolved(node: Record<string, any>): Record<string, any> {
-  if (typeof node.$ref !== 'string') return node;
-  return node.$ref
-    .replace(/^#\//, '')
-    .split('/')
-    .reduce((at: Record<string, any>, part: string) => at[part], contract);
-}
-
 /**
  * Path parameters name what a request is about, and the guards look them up (a call key's call) before
  * anything else is checked: a path that cannot be stored names nothing, so it is refused first.
@@ -101,7 +93,7 @@ export const storablePath: RequestHandler = (req, _res, next) => {
 export function storableInput(op: Pick<OperationEntry, 'method' | 'path'>): RequestHandler | null {
   const operation = contract.paths[op.path]?.[op.method];
   const parameters: Array<Record<string, any>> = operation?.parameters ?? [];
-  const declaredQuery = new Set(parameters.map(resolved).filter((p) => p.in === 'query').map((p) => p.name));
+  const declaredQuery = new Set(parameters.map((parameter) => resolved(contract, parameter)).filter((p) => p.in === 'query').map((p) => p.name));
   if (!declaredQuery.size && !operation?.requestBody) return null;
   return (req, _res, next) => {
     const query = Object.entries(req.query ?? {}).filter(([name]) => declaredQuery.has(name));

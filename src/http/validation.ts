@@ -60,7 +60,7 @@ export function contractValidator(app: AppContext): { forOperation(op: Pick<Oper
  */
 function namingFields(bounds: BodyBounds, request: RequestHandler): RequestHandler {
   return (req, res, next) => {
-    const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const mediaType = mediaTypeOf(req);
     const fields = bounds.fieldIssues(mediaType, req.body);
     if (!fields.length) return request(req, res, next);
     request(req, res, (err?: unknown) => {
@@ -159,11 +159,14 @@ export function documentedBody(op: Pick<OperationEntry, 'method' | 'path'>): Req
       if (requestBody.required) return next(errors.invalid([{ loc: ['body'], msg: `a request body is required (${expected})`, type: 'missing' }]));
       return next();
     }
-    const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const mediaType = mediaTypeOf(req);
     if (!accepted.includes(mediaType)) return next(errors.invalid([unsupportedType(mediaType, expected)]));
     next();
   };
 }
+
+/** The body's media type, without its parameters (`application/json; charset=utf-8` -> `application/json`). */
+const mediaTypeOf = (req: { headers: { 'content-type'?: string } }) => (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 
 /** The parameters (path, query, header, cookie) the contract gives the operation, its path's included. */
 function documentedParameters(op: Pick<OperationEntry, 'method' | 'path'>): unknown[] {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { contractAjv } from '../../codegen/examples.js';
-import { resolved } from '../../codegen/refs.js';
+import { resolved } from '../../src/http/refs.js';
 import { freePort } from '../support/freePort.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
