@@ -51,9 +51,14 @@ export interface RedisSettings {
 export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeoutMs }: RedisSettings, logger: Logger): Promise<RedisConnections> {
   // Loaded only by instances that share a deployment (REDIS_URL).
   const { Redis } = await import('ioredis');
-  const open = () =>
+  // A subscribed connection is subscribed again by its user on 'ready' (src/events/redisBus.ts, the media
+  // bridge), never by ioredis: its own SUBSCRIBE after a reconnection is a promise nobody holds, and a
+  // connection that drops again before Redis answers it rejects that promise unhandled, which ends the
+  // process.
+  const open = ({ subscribed = false } = {}) =>
     new Redis(url, {
       lazyConnect: true,
+      autoResubscribe: !subscribed,
       connectTimeout: connectTimeoutMs,
       commandTimeout: commandTimeoutMs,
       // A command in flight when the connection drops fails after the first reconnection attempt.
@@ -63,8 +68,8 @@ export async function connectRedis({ url, prefix, connectTimeoutMs, commandTimeo
       retryStrategy: (attempt) => Math.min(attempt * 200, RECONNECT_AT_MOST_EVERY_MS),
     });
   const commands = open();
-  const subscriber = open();
-  const mediaSubscriber = open();
+  const subscriber = open({ subscribed: true });
+  const mediaSubscriber = open({ subscribed: true });
   const all = [commands, subscriber, mediaSubscriber];
   try {
     await Promise.all(all.map((client) => client.connect()));

@@ -83,7 +83,7 @@ class RedisFanOut implements RedisEventBus {
   private readAgain = false;
   /**
    * What Redis brought while the log was being read, or before the subscription was confirmed again
-   * (ioredis subscribes again by itself): delivered after a read begun while subscribed, so after what
+   * (this bus subscribes again on 'ready'): delivered after a read begun while subscribed, so after what
    * the log had.
    */
   private heldBack: BusEvent[] = [];
@@ -209,8 +209,8 @@ class RedisFanOut implements RedisEventBus {
 
   private readonly subscriberBack = (): void => {
     if (this.closed) return;
-    // Confirmed by Redis (ioredis subscribes again by itself; a second SUBSCRIBE is answered after it):
-    // what is published from then on is heard, and the log is read for what came before.
+    // Subscribed again here (src/redis.ts: never by ioredis), confirmed by Redis: what is published from
+    // then on is heard, and the log is read for what came before.
     const { subscriber } = this.options;
     subscriber.subscribe(this.options.channel).then(
       () => {

@@ -153,6 +153,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
       if (channel.equals(bridge.channelBytes)) bridge.receive(message);
     });
     await options.subscriber.subscribe(bridge.channel);
+    options.subscriber.on('ready', bridge.subscribeAgain);
     options.commands.on('ready', bridge.reachableAgain);
     await bridge.renew();
     bridge.renewal = setInterval(() => void bridge.renew(), options.renewEveryMs);
@@ -175,6 +176,13 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   }
 
   /** Redis is back (perhaps empty): the leases are taken again at once, before another instance could take a room of this one's. */
+  /** The media subscriber reconnected: subscribed again here (src/redis.ts: never by ioredis). */
+  private readonly subscribeAgain = (): void => {
+    if (this.closed) return;
+    // Dropped again before Redis answered: its next 'ready' tries again.
+    this.options.subscriber.subscribe(this.channel).catch((err: unknown) => this.options.logger.debug({ err }, 'media bridge: subscribing again failed'));
+  };
+
   private readonly reachableAgain = (): void => {
     this.reachableSince = Date.now();
     void this.renew();
@@ -382,6 +390,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     this.closed = true;
     if (this.renewal) clearInterval(this.renewal);
     this.options.commands.off('ready', this.reachableAgain);
+    this.options.subscriber.off('ready', this.subscribeAgain);
     this.flush();
     // Relayed sockets of this instance are closed by their own transports; rooms here end theirs.
     await this.options.subscriber.unsubscribe(this.channel).catch(() => undefined);
