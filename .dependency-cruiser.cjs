@@ -1,12 +1,12 @@
 // The import graph stays layered: `npm run check:imports` (part of `npm test`) fails on a cycle or on
 // an import that goes up a layer. From the top:
-//   composition  src/main.ts, src/server.ts, src/app.ts         wires everything
+//   composition  src/main.ts, src/app/                          wires everything
 //   http         handlers/, src/http/, src/web/, src/console/   requests, answers, pages, SSE
 //   transports   src/calls/media/transports/                    connections turned into media endpoints
 //   domain       calls, sessions, translation, ..., media core  rules; no HTTP, no transport
-//   foundation   src/db, src/config, src/errors, src/ids, src/logging, src/secretStrength.ts, the
+//   foundation   src/db/, src/config.ts, src/errors.ts, src/lib/, src/observability/, src/secrets/, the
 //                generated contract types
-// src/appContext.ts is the one bag of what the composition root built; services name parts of it.
+// src/http/context.ts (AppContext) is the one bag of what the composition root built; services name parts of it.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -20,9 +20,9 @@ module.exports = {
     {
       name: 'foundation-stays-down',
       severity: 'error',
-      comment: 'Database, configuration, errors, ids and logging know nothing of what uses them.',
-      from: { path: '^src/(db/|config\\.ts|errors\\.ts|ids\\.ts|logging/|secretStrength\\.ts|generated/api\\.ts)' },
-      to: { path: '^(handlers/|src/)', pathNot: '^src/(db/|config\\.ts|errors\\.ts|ids\\.ts|logging/|secretStrength\\.ts|generated/api\\.ts)' },
+      comment: 'Database, configuration, errors, small helpers, logs and metrics, and secrets know nothing of what uses them.',
+      from: { path: '^src/(db/|config\\.ts|errors\\.ts|lib/|observability/|secrets/|generated/api\\.ts)' },
+      to: { path: '^(handlers/|src/)', pathNot: '^src/(db/|config\\.ts|errors\\.ts|lib/|observability/|secrets/|generated/api\\.ts)' },
     },
     {
       name: 'no-async-context',
@@ -39,15 +39,15 @@ module.exports = {
       comment: 'Rules live in services: they never see requests, responses, pages or the HTTP server.',
       from: {
         path: '^src/',
-        pathNot: '^src/(main|server|app|appContext)\\.ts$|^src/(http|web|console)/|^src/generated/operations\\.ts$|^src/calls/media/transports/',
+        pathNot: '^src/main\\.ts$|^src/app/|^src/(http|web|console)/|^src/calls/media/transports/',
       },
-      to: { path: '^handlers/|^src/(http|web|console)/|^src/(main|server|app)\\.ts$|node_modules/(@types/)?express/' },
+      to: { path: '^handlers/|^src/(http|web|console)/|^src/main\\.ts$|^src/app/(server|expressApp|bootstrap)\\.ts$|node_modules/(@types/)?express/' },
     },
     {
       name: 'nothing-imports-the-composition-root',
       severity: 'error',
       from: { pathNot: '^src/main\\.ts$' },
-      to: { path: '^src/(main|server)\\.ts$' },
+      to: { path: '^src/main\\.ts$|^src/app/server\\.ts$' },
     },
     {
       name: 'media-core-knows-no-transport',
@@ -63,13 +63,13 @@ module.exports = {
         'Transports plug in through the list (src/calls/media/transports/index.ts) and the contract (src/calls/media/transport.ts): ' +
         'the plane, metrics, the HTTP server and the composition root name none. The one exception is the composition root ' +
         'starting the bridge between instances with Redis (where rooms live, not a way in).',
-      from: { path: '^(src|handlers)/', pathNot: '^src/calls/media/transports/|^src/server\\.ts$' },
+      from: { path: '^(src|handlers)/', pathNot: '^src/calls/media/transports/|^src/app/server\\.ts$' },
       to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/index\\.ts$' },
     },
     {
       name: 'the-composition-root-names-only-the-list-and-the-bridge',
       severity: 'error',
-      from: { path: '^src/server\\.ts$' },
+      from: { path: '^src/app/server\\.ts$' },
       to: { path: '^src/calls/media/transports/', pathNot: '^src/calls/media/transports/(index\\.ts$|bridge/)' },
     },
     {
@@ -83,8 +83,17 @@ module.exports = {
       name: 'metrics-are-a-leaf',
       severity: 'error',
       comment: 'Metrics register what their owners declare (a transport its own gauges); they import nothing of the project.',
-      from: { path: '^src/metrics\\.ts$' },
+      from: { path: '^src/observability/metrics\\.ts$' },
       to: { path: '^(src|handlers)/' },
+    },
+    {
+      name: 'media-core-holds-no-database',
+      severity: 'error',
+      comment:
+        'The plane, rooms, billing and admission reach calls and money through their ports (src/calls/media/callStore.ts), ' +
+        'which the composition root fills; only transports, made with the server context, may query.',
+      from: { path: '^src/calls/media/', pathNot: '^src/calls/media/(transports/|transport\\.ts$)' },
+      to: { path: 'node_modules/knex/|^src/db/|^src/money/(billing|ledger|reservations)\\.ts$' },
     },
     {
       name: 'rooms-below-the-plane',
@@ -102,9 +111,9 @@ module.exports = {
     {
       name: 'events-know-no-domain',
       severity: 'error',
-      comment: 'The event log and bus carry what calls, sessions and webhooks emit and queue; they do not import them (sides are a leaf; the statements that store events and queue deliveries are src/db/events.ts).',
+      comment: 'The event log and bus carry what calls, sessions and webhooks emit and queue; they do not import them (the statements that store events and queue deliveries are src/db/events.ts).',
       from: { path: '^src/events/' },
-      to: { path: '^src/(calls|sessions|translation|transcription|interpretation|money|services|webhooks)/', pathNot: '^src/calls/side\\.ts$' },
+      to: { path: '^src/(calls|sessions|translation|transcription|interpretation|money|organizations|webhooks)/' },
     },
     {
       name: 'tests-and-tools-are-not-imported',

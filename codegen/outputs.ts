@@ -123,7 +123,7 @@ function operationInputsSource(operations: OperationSpec[]): string {
 
 function operationTableSource(operations: OperationSpec[]): string {
   const imports = operations.map(
-    (op) => `import ${op.operationId} from '../../handlers/${op.tag}/${op.operationId}.js';`,
+    (op) => `import ${op.operationId} from './${op.tag}/${op.operationId}.js';`,
   );
   const rows = operations.map((op) =>
     [
@@ -140,7 +140,7 @@ function operationTableSource(operations: OperationSpec[]): string {
   );
   return [
     HEADER,
-    "import type { OperationEntry } from '../http/handler.js';",
+    "import type { OperationEntry } from '../src/http/handler.js';",
     ...imports,
     '',
     'export const operationTable: readonly OperationEntry[] = [',
@@ -161,7 +161,7 @@ export async function generatedFiles(): Promise<Map<string, string>> {
   return new Map([
     [path.join(root, 'src/generated/api.ts'), HEADER + astToString(ast)],
     [path.join(root, 'client/src/schema.ts'), HEADER + astToString(clientAst)],
-    [path.join(root, 'src/generated/operations.ts'), operationTableSource(operations)],
+    [path.join(root, 'handlers/operations.ts'), operationTableSource(operations)],
     [path.join(root, 'src/generated/operationInputs.ts'), operationInputsSource(operations)],
   ]);
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Telephony auth tokens are kept sealed (AES-256-GCM, src/sealing.ts). The key is not the database's
+// Telephony auth tokens are kept sealed (AES-256-GCM, src/secrets/sealing.ts). The key is not the database's
 // to know, so this migration only makes room: the server seals every plaintext token left in
 // `auth_token` at start-up (sealPlaintextTokens in src/telephony/connectors.ts) and clears it.
 export async function up(knex: Knex): Promise<void> {

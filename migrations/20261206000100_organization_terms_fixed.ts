@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 // An organization's terms (currency, rates, and whether a prepaid balance pays) never change once it
-// exists: every instance keeps them in memory without invalidation (src/services/organizationRows.ts).
+// exists: every instance keeps them in memory without invalidation (src/db/organizations.ts).
 // The database refuses a change, so a future feature that wants one cannot silently leave instances
 // charging at old rates: it has to give the cache an invalidation first.
 export async function up(knex: Knex): Promise<void> {

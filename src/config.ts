@@ -1,5 +1,5 @@
 // The one configuration module: every setting, its default, and its check, read once at start-up.
-import { adminTokenWeakness } from './secretStrength.js';
+import { adminTokenWeakness } from './lib/secretStrength.js';
 
 export type TranslationEngineName = 'openai' | 'deepl' | 'libretranslate';
 
@@ -15,7 +15,7 @@ export interface Config {
   adminToken: string | undefined;
   /**
    * AES-256 key sealing secrets kept at rest (telephony auth tokens). Required with PostgreSQL; unset
-   * with the embedded database, a key file generated in DATA_DIR is used (src/secretsKey.ts).
+   * with the embedded database, a key file generated in DATA_DIR is used (src/secrets/key.ts).
    */
   secretsKey: Buffer | undefined;
   /** Several instances share rate limits and events through this Redis (with DATABASE_URL only). */

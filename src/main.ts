@@ -1,8 +1,8 @@
 import { writeSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/dataDirLock.js';
-import { createLogger } from './logging/logger.js';
-import { startServer } from './server.js';
+import { createLogger } from './observability/logger.js';
+import { startServer } from './app/server.js';
 
 // Before the configuration is read: the shapes of secrets are still scrubbed.
 const bootLogger = createLogger({ level: 'info' });

@@ -59,7 +59,7 @@ export const PROBES: Record<string, (dataDir: string) => Promise<unknown>> = {
     await import('twilio');
   },
   "the server's whole module graph (not started)": async () => {
-    await import('../../src/server.js');
+    await import('../../src/app/server.js');
   },
 };
 

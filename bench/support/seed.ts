@@ -2,7 +2,7 @@
 // API. An organization with a balance and a test key (test mode is free: translations are the stand-in),
 // a chat session to post messages to (and 16 more to spread posts over), one holding 20 messages to
 // list, and a call to read.
-import { newSecret } from '../../src/ids.js';
+import { newSecret } from '../../src/lib/ids.js';
 
 export interface Seed {
   key: string;

@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { getAccount } from '../../src/services/account.js';
+import { getAccount } from '../../src/organizations/account.js';
 
 export default defineHandler<'getAccount'>(async ({ app, principal }) => ({
   status: 200,

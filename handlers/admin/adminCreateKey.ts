@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { createApiKey } from '../../src/services/apiKeys.js';
+import { createApiKey } from '../../src/auth/apiKeys.js';
 
 export default defineHandler<'adminCreateKey'>(async ({ app, params, body }) => ({
   status: 201,

@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { createOrganization, presentOrganization } from '../../src/services/organizations.js';
+import { createOrganization, presentOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminCreateOrg'>(async ({ app, body }) => ({
   status: 201,

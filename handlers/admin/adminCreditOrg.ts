@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { creditOrganization, presentOrganization } from '../../src/services/organizations.js';
+import { creditOrganization, presentOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminCreditOrg'>(async ({ app, params, body }) => ({
   status: 200,

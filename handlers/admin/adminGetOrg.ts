@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { getOrganization, presentOrganization } from '../../src/services/organizations.js';
+import { getOrganization, presentOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminGetOrg'>(async ({ app, params }) => ({
   status: 200,

@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { listApiKeys } from '../../src/services/apiKeys.js';
+import { listApiKeys } from '../../src/auth/apiKeys.js';
 
 export default defineHandler<'adminListKeys'>(async ({ app, params }) => ({
   status: 200,

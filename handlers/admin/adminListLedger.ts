@@ -1,6 +1,6 @@
 import { defineHandler } from '../../src/http/handler.js';
 import { listLedger } from '../../src/money/index.js';
-import { getOrganization } from '../../src/services/organizations.js';
+import { getOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminListLedger'>(async ({ app, params, query }) => {
   await getOrganization(app.db, params.org_id);

@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { listOrganizations, presentOrganization } from '../../src/services/organizations.js';
+import { listOrganizations, presentOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminListOrgs'>(async ({ app, query }) => ({
   status: 200,

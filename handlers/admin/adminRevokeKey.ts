@@ -1,5 +1,5 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { revokeApiKey } from '../../src/services/apiKeys.js';
+import { revokeApiKey } from '../../src/auth/apiKeys.js';
 
 export default defineHandler<'adminRevokeKey'>(async ({ app, params }) => {
   await revokeApiKey(app, params.key_id);

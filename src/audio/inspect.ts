@@ -19,7 +19,7 @@
 // which would otherwise pass as a shorter recording) -> 'broken'.
 
 import type { InputAudioTrack, InputFormat } from 'mediabunny';
-import { onFirstUse } from '../onFirstUse.js';
+import { onFirstUse } from '../lib/onFirstUse.js';
 import { countOpusSamples, PACKETS_PER_SLICE, parseOpusHead, yieldToEventLoop } from './opus.js';
 import { scanMp4, scanOgg, scanWebm, type ScanResult } from './salvage.js';
 

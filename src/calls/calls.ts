@@ -1,17 +1,18 @@
 // Calls: rows, what the API shows of them, and the state table of the document (open -> ended).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { serverMade, withEvents } from '../events/log.js';
 import { newEvent, type CallSignal, type EventData, type EventType, type Metadata, type NewEvent } from '../events/types.js';
-import { hashSecret, newId, newSecret } from '../ids.js';
+import { hashSecret, newId, newSecret } from '../lib/ids.js';
 import { fundedPayer } from '../money/index.js';
 import { DEFAULT_AGENT_NAME } from '../sessions/sessions.js';
-import { findOwned, listOwned } from '../services/owned.js';
+import { findOwned, listOwned } from '../auth/owned.js';
 
 import { otherSide, type Side } from './side.js';
+import type { Config } from '../config.js';
+import type { EventBus } from '../events/bus.js';
 
 export { otherSide, type Side };
 
@@ -54,7 +55,7 @@ export interface CallOut {
   ended_at: string | null;
 }
 
-export type CallDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'config' | 'audioSocketPort'>;
+export type CallDeps = { db: Knex; events: EventBus; actingApp: string | null; config: Config; audioSocketPort: number };
 
 
 export function presentCall(row: CallRow): CallOut {

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { newId, hashSecret, newSecret } from '../ids.js';
+import { newId, hashSecret, newSecret } from '../lib/ids.js';
 import { fundedPayer } from '../money/index.js';
 import {
   endLegs,
@@ -15,7 +15,7 @@ import {
   twilioRestFor,
   type PhoneLegRow,
   type TelephonyDeps,
-} from '../telephony/legs.js';
+} from './phoneLegs.js';
 import { streamTwiml, TwilioRefused } from '../telephony/twilio.js';
 import { assertOpen, type CallRow, type Side } from './calls.js';
 import { channelId, isReady } from './join.js';

@@ -2,7 +2,7 @@
 // token and the listen unlock are derived from the side's key hash, so a new link invalidates them.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
-import { getOrganization } from '../services/organizations.js';
+import { getOrganization } from '../organizations/organizations.js';
 import type { Config } from '../config.js';
 import { iceServersFor } from './iceServers.js';
 import { keyHashOf, languageOf, nameOf, otherSide, type CallRow, type Side } from './calls.js';

@@ -1,5 +1,7 @@
-// The two sides of a call. A leaf module: events, calls and media all speak of sides.
-export type Side = 'agent' | 'customer';
+// The two sides of a call, as the contract names them: calls and media speak of sides.
+import type { components } from '../generated/api.js';
+
+export type Side = components['schemas']['Side'];
 
 export const SIDES: readonly Side[] = ['agent', 'customer'];
 

@@ -2,7 +2,7 @@
 // webhooks, each for the member's own organization and the mode in view (the test-mode switch). Forms post back here
 // with the session's CSRF token; the rules stay in the services these routes call.
 import express, { type Request, type Response } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from '../http/context.js';
 import { ALL_SCOPES, type Mode, type Payer, type Scope } from '../auth/principal.js';
 import { listCalls } from '../calls/calls.js';
 import { ApiError, errors } from '../errors.js';
@@ -10,8 +10,8 @@ import { openEventStream } from '../http/sse.js';
 import { parseForm } from '../http/router.js';
 import { dailyUsage, usageWindowStart } from '../money/index.js';
 import { listConnectedApps, revokeConnections } from '../oauth/connections.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../services/apiKeys.js';
-import { getOrganization, presentOrganization } from '../services/organizations.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../auth/apiKeys.js';
+import { getOrganization, presentOrganization } from '../organizations/organizations.js';
 import { listSessions } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
 import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';

@@ -5,7 +5,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from '../http/context.js';
 import { ApiError } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurity } from '../http/securityHeaders.js';

@@ -2,7 +2,7 @@
 // CSRF check of console forms. Other console pages (and the OAuth consent page) build on these.
 import { timingSafeEqual } from 'node:crypto';
 import type express from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from '../http/context.js';
 import { errors } from '../errors.js';
 import { findMemberSession } from '../members/sessions.js';
 

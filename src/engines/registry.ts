@@ -10,22 +10,17 @@
 
 import type { Logger } from 'pino';
 import type { Mode } from '../auth/principal.js';
-import type { InterpreterFactory } from '../calls/media/interpreter.js';
+import type { Echo, Interpret, Interpretation, InterpreterFactory, Interpreters } from '../calls/media/interpreter.js';
 import type { Config } from '../config.js';
-import { requireConfigured, type Configured } from '../configuredEngine.js';
+import { requireConfigured, type Configured } from '../upstream/configured.js';
 import { failingInterpreterFactory } from '../interpretation/failedInterpreter.js';
 import { createInterpreterFactory } from '../interpretation/index.js';
-import type { TranscriptionEngine } from '../transcription/engine.js';
+import type { Transcribers, TranscriptionEngine } from '../transcription/engine.js';
 import { createTranscriptionEngine } from '../transcription/index.js';
 import { testModeTranscription } from '../transcription/placeholder.js';
-import type { TranslationEngine } from '../translation/engine.js';
+import type { TranslationEngine, Translators } from '../translation/engine.js';
 import { createTranslationEngine } from '../translation/engines/index.js';
 import { testModeEngine } from '../translation/engines/testStandIn.js';
-
-/** How a call's audio reaches the other side. */
-export type Echo = { kind: 'echo' };
-export type Interpret = { kind: 'interpret'; factory: InterpreterFactory };
-export type Interpretation = Echo | Interpret;
 
 /** The live engines, each configured or the setting that is missing for it. */
 export interface LiveEngines {
@@ -36,7 +31,7 @@ export interface LiveEngines {
 
 const ECHO: Echo = { kind: 'echo' };
 
-export class EngineRegistry {
+export class EngineRegistry implements Translators, Transcribers, Interpreters {
   private live: LiveEngines;
   private liveInterpretation: Interpret;
 

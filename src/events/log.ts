@@ -2,7 +2,7 @@
 // event's webhook deliveries), published to the bus once that transaction has committed, read back
 // to resume a stream.
 import type { Knex } from 'knex';
-import { newId } from '../ids.js';
+import { newId } from '../lib/ids.js';
 import type { EventBus } from './bus.js';
 import type { BusEvent, CallSignal, EventPayload, EventScope, NewEvent } from './types.js';
 import { insertEvent, insertRowsWithEvents, type AnnouncedInsert, type EventRowValues } from '../db/events.js';

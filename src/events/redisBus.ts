@@ -167,7 +167,7 @@ class RedisFanOut implements RedisEventBus {
       await this.options.publisher.publish(this.options.channel, message);
       return true;
     } catch (err) {
-      // Redis is away (told once, src/redis.ts) or did not answer in time.
+      // Redis is away (told once, src/deployment/redis.ts) or did not answer in time.
       this.options.logger.debug({ err }, 'events: publishing through Redis failed');
       this.unpublished = true;
       return false;
@@ -209,7 +209,7 @@ class RedisFanOut implements RedisEventBus {
 
   private readonly subscriberBack = (): void => {
     if (this.closed) return;
-    // Subscribed again here (src/redis.ts: never by ioredis), confirmed by Redis: what is published from
+    // Subscribed again here (src/deployment/redis.ts: never by ioredis), confirmed by Redis: what is published from
     // then on is heard, and the log is read for what came before.
     const { subscriber } = this.options;
     subscriber.subscribe(this.options.channel).then(

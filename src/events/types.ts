@@ -1,6 +1,7 @@
 import type { Mode } from '../auth/principal.js';
-import type { Side } from '../calls/side.js';
 import type { components } from '../generated/api.js';
+
+type Side = components['schemas']['Side'];
 
 export type Metadata = Record<string, string | number | boolean | null>;
 

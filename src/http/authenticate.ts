@@ -1,11 +1,11 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import type { ApiPrincipal } from '../auth/principal.js';
 import { callForSide } from '../calls/calls.js';
 import { ApiError, errors } from '../errors.js';
 import { authenticateAccessToken, isAccessToken } from '../oauth/accessTokens.js';
-import { authenticateApiKey } from '../services/apiKeys.js';
+import { authenticateApiKey } from '../auth/apiKeys.js';
 import { sessionForCustomer } from '../sessions/sessions.js';
 import type { CallSide, ChatAccess } from './handler.js';
 

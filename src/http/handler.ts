@@ -2,14 +2,14 @@
 // the router resolved for the operation (by how the contract authenticates it), its result one of the
 // operation's documented answers. Handlers never see the request or the response: only the HTTP
 // layer reads headers and writes JSON, bytes and event streams.
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { CallRow, Side } from '../calls/calls.js';
 import type { operations } from '../generated/api.js';
 import type { OperationInputs } from '../generated/operationInputs.js';
-import type { EventStream } from '../realtime/eventStream.js';
+import type { EventStream } from '../events/stream.js';
 import type { SessionRow } from '../sessions/sessions.js';
-import type { SerializedJson } from '../serializedJson.js';
+import type { SerializedJson } from '../lib/serializedJson.js';
 
 export type OperationId = keyof operations & keyof OperationInputs;
 type Op<K extends OperationId> = operations[K];

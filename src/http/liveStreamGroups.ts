@@ -5,7 +5,7 @@
 // organization cost the bus one listener, not a thousand.
 import type { EventBus } from '../events/bus.js';
 import type { BusEvent } from '../events/types.js';
-import type { EventStream } from '../realtime/eventStream.js';
+import type { EventStream } from '../events/stream.js';
 import type { OutboxStream } from './sseOutbox.js';
 
 /** What a group does with an event its streams may see: queue it for each member. */

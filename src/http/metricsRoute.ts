@@ -1,7 +1,7 @@
 // GET /metrics: this instance's Prometheus metrics, for the operator (the admin token, as the admin
 // API). Outside the contract like the pages: it is the scraper's format, not the API's.
 import express from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import { authenticateAdmin } from './authenticate.js';
 
 export function metricsRouter(app: AppContext): express.Router {

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import { errors } from '../errors.js';
 
 /** Which rolling window a request counts in. */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import { credentialIdOf } from '../auth/principal.js';
-import { redactUrl } from '../logging/redact.js';
+import { redactUrl } from '../observability/redact.js';
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,100}$/;
 

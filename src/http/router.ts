@@ -1,7 +1,6 @@
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import { errors } from '../errors.js';
-import { operationTable } from '../generated/operations.js';
 import {
   authenticateAdmin,
   authenticateApi,
@@ -18,8 +17,8 @@ import { storableInput, storablePath } from './storableInput.js';
 import { bodyBounds } from './bodyBounds.js';
 import { contractValidator, documentedBody, documentedBodyTypes } from './validation.js';
 import { matchTemplate, middlewareChain, pathTemplate, requestSegments, type PathTemplate } from './dispatch.js';
-import { requestFingerprint, requestRefFor, runIdempotently } from '../services/idempotency.js';
-import { SerializedJson } from '../serializedJson.js';
+import { requestFingerprint, requestRefFor, runIdempotently } from '../idempotency/idempotency.js';
+import { SerializedJson } from '../lib/serializedJson.js';
 
 /**
  * Every operation of the contract, in the order a careful API answers: who are you (401), too many
@@ -27,9 +26,10 @@ import { SerializedJson } from '../serializedJson.js';
  *
  * A request is handed to the first operation, in the contract's order, whose method and path it has
  * (HEAD is answered as GET, as Express routes did). A request no operation matches goes on (to the
- * pages, then to `unmatchedOperation`).
+ * pages, then to `unmatchedOperation`). The table of operations (handlers/operations.ts, generated) is
+ * handed in by the composition root: the HTTP layer names no handler.
  */
-export function operationsRouter(app: AppContext): RequestHandler {
+export function operationsRouter(app: AppContext, operations: readonly OperationEntry[]): RequestHandler {
   const validate = contractValidator(app);
   const guards = {
     api: (op: OperationEntry) => [authenticateApi(app), rateLimit(app, perPrincipal), requireScope(op.scope!)],
@@ -41,7 +41,7 @@ export function operationsRouter(app: AppContext): RequestHandler {
     none: () => [],
   } satisfies Record<OperationEntry['auth'], (op: OperationEntry) => RequestHandler[]>;
 
-  const routes = templatedOperations.map(({ op, template }) => {
+  const routes = templated(operations).map(({ op, template }) => {
     const body = documentedBody(op);
     const input = storableInput(op);
     const run = middlewareChain([
@@ -72,7 +72,7 @@ export function operationsRouter(app: AppContext): RequestHandler {
 }
 
 /** Every operation with its path split into segments, in the contract's order. */
-const templatedOperations = operationTable.map((op) => ({ op, template: pathTemplate(op.path) }));
+const templated = (operations: readonly OperationEntry[]) => operations.map((op) => ({ op, template: pathTemplate(op.path) }));
 
 // Large enough for a full translate request (50,000 characters of up to 4 bytes, plus JSON).
 const JSON_BODY_LIMIT = '1mb';
@@ -211,7 +211,8 @@ const asOAuthError: ErrorRequestHandler = (err, req, _res, next) => {
 };
 
 /** JSON 404 for unknown paths and 405 (with Allow) for a known path with another method. */
-export function unmatchedOperation(): RequestHandler {
+export function unmatchedOperation(operations: readonly OperationEntry[]): RequestHandler {
+  const templatedOperations = templated(operations);
   return (req: Request, _res: Response, next: NextFunction) => {
     const segments = requestSegments(req.path);
     const allowed = templatedOperations.filter(({ template }) => isPathOf(template, segments)).map(({ op }) => op.method.toUpperCase());

@@ -1,14 +1,14 @@
-// Writes an event stream the domain described (src/realtime/eventStream.ts) as server-sent events:
+// Writes an event stream the domain described (src/events/stream.ts) as server-sent events:
 // backlog after Last-Event-ID, then live events as they are published, heartbeats, and clean-up when the
 // client goes away, the credential is revoked or the server stops. Each stream takes one of its holder's
 // slots (a limit per holder). Once caught up, a stream that decides nothing per event is written as one
 // of a group of streams that show the same events (./liveStreamGroups.ts).
 import type { Request, Response } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import { errors } from '../errors.js';
 import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
-import type { EventStream } from '../realtime/eventStream.js';
+import type { EventStream } from '../events/stream.js';
 import { LiveStreamGroups } from './liveStreamGroups.js';
 import { streamOutbox, type OutboxStream } from './sseOutbox.js';
 

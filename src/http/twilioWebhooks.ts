@@ -1,8 +1,8 @@
 // Twilio's webhooks, outside the API contract (Twilio calls them, not API clients): a phone leg's
-// status callbacks, form-encoded and signed with X-Twilio-Signature (checked in src/telephony/legs.ts).
+// status callbacks, form-encoded and signed with X-Twilio-Signature (checked in src/calls/phoneLegs.ts).
 import express from 'express';
-import type { AppContext } from '../appContext.js';
-import { applyStatusCallback } from '../telephony/legs.js';
+import type { AppContext } from './context.js';
+import { applyStatusCallback } from '../calls/phoneLegs.js';
 import { parseForm } from './router.js';
 
 export function twilioWebhooksRouter(app: AppContext): express.Router {

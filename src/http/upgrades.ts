@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { errors } from '../errors.js';
 import type { FailedAttempts } from '../ratelimit/failedAttempts.js';
-import type { UpgradeRoute } from '../realtime/upgradeRoute.js';
+import type { UpgradeRoute } from '../calls/media/upgradeRoute.js';
 import { refuseUpgrade, serveAsPlainHttp } from './connections.js';
 
 interface UpgradeDeps {

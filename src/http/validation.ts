@@ -1,6 +1,6 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from './context.js';
 import { errors, type ValidationIssue } from '../errors.js';
 import { bodyBounds, type BodyBounds } from './bodyBounds.js';
 import { contract, contractCopy } from './contract.js';

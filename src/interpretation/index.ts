@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { InterpreterFactory } from '../calls/media/interpreter.js';
 import type { Config } from '../config.js';
-import type { Configured } from '../configuredEngine.js';
+import type { Configured } from '../upstream/configured.js';
 import { openAiSetup } from '../openai/setup.js';
 import { createOpenAiInterpreterFactory } from './openai/index.js';
 

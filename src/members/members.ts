@@ -1,8 +1,8 @@
 // Organization members: the people who sign in to the console (created through the admin API).
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
-import { newId } from '../ids.js';
-import { getOrganization } from '../services/organizationRows.js';
+import { newId } from '../lib/ids.js';
+import { getOrganization } from '../db/organizations.js';
 import { checkPassword, hashPassword } from './passwords.js';
 
 export type MemberRole = 'owner' | 'admin';

@@ -2,7 +2,7 @@
 // token per session, a fixed lifetime (CONSOLE_SESSION_TTL_SECONDS).
 import type { Knex } from 'knex';
 import type { RevocationBus } from '../auth/revocation.js';
-import { hashSecret, newId, newSecret, randomBase62 } from '../ids.js';
+import { hashSecret, newId, newSecret, randomBase62 } from '../lib/ids.js';
 import type { MemberRole } from './members.js';
 
 interface MemberSessionRow {

@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import { getOrganization, organizationTerms, rememberTerms, type OrganizationRow, type OrganizationTerms } from '../services/organizationRows.js';
+import { getOrganization, organizationTerms, rememberTerms, type OrganizationRow, type OrganizationTerms } from '../db/organizations.js';
 import { bookEntry } from './ledger.js';
 import { balanceRunOut, fundedCallMs, voiceCostMicros } from './prices.js';
 

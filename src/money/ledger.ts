@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import type { OrganizationRow } from '../services/organizationRows.js';
+import type { OrganizationRow } from '../db/organizations.js';
 import { fromMicros } from './amounts.js';
 import type { UsageKind } from './prices.js';
 

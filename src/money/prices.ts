@@ -1,5 +1,5 @@
 // What billable work costs, from the paying organization's rates. Rounded once, to whole micro-units.
-import type { OrganizationRow } from '../services/organizationRows.js';
+import type { OrganizationRow } from '../db/organizations.js';
 
 /** What a ledger charge pays for: characters translated, seconds of a voice message, seconds of a call. */
 export type UsageKind = 'text' | 'voice_message' | 'call';

@@ -7,11 +7,11 @@
 //
 // A hold is not a ledger row: the balance stays the sum of the ledger, `held_micros` is the sum of the
 // organization's `balance_holds`. Each hold names the server instance running its request; when that
-// instance dies, its holds are released (src/instances.ts).
+// instance dies, its holds are released (src/deployment/instances.ts).
 import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import type { OrganizationRow, OrganizationTerms } from '../services/organizationRows.js';
+import type { OrganizationRow, OrganizationTerms } from '../db/organizations.js';
 import { formatMicros } from './amounts.js';
 import { entryOfRequest, insertLedgerEntry } from './ledger.js';
 import { availableMicros, costMicros, type Rates, type UsageKind } from './prices.js';

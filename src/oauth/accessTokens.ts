@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { AppPrincipal, Scope } from '../auth/principal.js';
 import type { PrincipalCache } from '../auth/principalCache.js';
 import { errors } from '../errors.js';
-import { hashSecret } from '../ids.js';
+import { hashSecret } from '../lib/ids.js';
 import { ACCESS_TOKEN_PREFIX } from './lifetimes.js';
 
 const ACCESS_TOKEN = new RegExp(`^${ACCESS_TOKEN_PREFIX}[0-9A-Za-z]{16,200}$`);

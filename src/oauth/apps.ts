@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { ALL_SCOPES, type Scope } from '../auth/principal.js';
 import type { RevocationBus } from '../auth/revocation.js';
 import { errors } from '../errors.js';
-import { hashSecret, newId, newSecret } from '../ids.js';
+import { hashSecret, newId, newSecret } from '../lib/ids.js';
 import { revokeConnections } from './connections.js';
 
 export type ClientType = 'confidential' | 'public';

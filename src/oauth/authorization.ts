@@ -2,7 +2,7 @@
 // page is shown and when its form comes back, and the code an approval issues.
 import type { Knex } from 'knex';
 import { ALL_SCOPES, type Scope } from '../auth/principal.js';
-import { hashSecret, newSecret } from '../ids.js';
+import { hashSecret, newSecret } from '../lib/ids.js';
 import { findApp, type AppRow } from './apps.js';
 import { createConnection } from './connections.js';
 import { CODE_LIFETIME_SECONDS, CODE_PREFIX } from './lifetimes.js';

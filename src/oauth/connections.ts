@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import type { Scope } from '../auth/principal.js';
 import type { RevocationBus } from '../auth/revocation.js';
-import { newId } from '../ids.js';
+import { newId } from '../lib/ids.js';
 
 export interface ConnectionRow {
   id: string;

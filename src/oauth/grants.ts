@@ -16,7 +16,7 @@ import type { Knex } from 'knex';
 import { ALL_SCOPES, type Scope } from '../auth/principal.js';
 import type { RevocationBus } from '../auth/revocation.js';
 import { errors } from '../errors.js';
-import { hashSecret, newSecret } from '../ids.js';
+import { hashSecret, newSecret } from '../lib/ids.js';
 import type { AppRow } from './apps.js';
 import { formField, type Form } from './clientAuthentication.js';
 import { revokeConnections, type ConnectionRow } from './connections.js';

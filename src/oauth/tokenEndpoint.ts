@@ -2,7 +2,7 @@
 // its grant is checked and answered (./grants.ts). Answers and errors in this API's shape: RFC 6749
 // bodies plus `detail`, `Cache-Control: no-store`, `expires_in` exactly the lifetime.
 import { errors } from '../errors.js';
-import { hashSecret } from '../ids.js';
+import { hashSecret } from '../lib/ids.js';
 import { authenticateClient, formField, type Form } from './clientAuthentication.js';
 import { revokeConnections } from './connections.js';
 import { exchangeCode, refreshTokens, type GrantDeps } from './grants.js';

@@ -4,7 +4,7 @@
 
 import type OpenAI from 'openai';
 import type { APIConnectionError } from 'openai';
-import { onFirstUse } from '../onFirstUse.js';
+import { onFirstUse } from '../lib/onFirstUse.js';
 import { attempts, errorMessage, seconds, shorten } from '../upstream/failureText.js';
 
 /** The SDK, loaded with the first request to OpenAI (its text and transcription engines share it). */

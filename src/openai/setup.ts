@@ -2,7 +2,7 @@
 // translation, transcription, live interpretation) reads, taken from the configuration in one place.
 
 import type { Config } from '../config.js';
-import type { Configured } from '../configuredEngine.js';
+import type { Configured } from '../upstream/configured.js';
 
 export type OpenAiConfig = Config['engines']['openai'];
 

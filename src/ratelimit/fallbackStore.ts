@@ -13,7 +13,7 @@ export class FallbackRateLimitStore implements RateLimitStore {
     private readonly shared: RateLimitStore,
     private readonly local: RateLimitStore,
     private readonly logger: Logger,
-    /** Whether Redis is reachable; while it is not (told once, src/redis.ts), the shared store is not asked. */
+    /** Whether Redis is reachable; while it is not (told once, src/deployment/redis.ts), the shared store is not asked. */
     private readonly sharedReachable: () => boolean,
   ) {}
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { getOrganization } from '../services/organizations.js';
+import { getOrganization } from '../organizations/organizations.js';
 import { markCustomerSeen, type SessionRow } from './sessions.js';
 
 /** The session as the customer's page shows it; opening it counts as the customer being seen. */

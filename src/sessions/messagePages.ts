@@ -12,7 +12,7 @@ import type { Knex } from 'knex';
 import type { Payer } from '../auth/principal.js';
 import { statement } from '../db/statement.js';
 import { errors } from '../errors.js';
-import { SerializedJson } from '../serializedJson.js';
+import { SerializedJson } from '../lib/serializedJson.js';
 import { presentMessage, type MessageOut, type MessageRow } from './messages.js';
 import { messageKey, pageKey, type AudioPathFor, type PresentedMessages, type PresentedView } from './presentedMessages.js';
 

@@ -8,7 +8,6 @@ import { isLive, type Payer } from '../auth/principal.js';
 import { baseLanguage, detectLanguage } from '../translation/language.js';
 import { releaseOnFailure, settle, type Reservation } from '../money/index.js';
 import { commitTranslation, prepareTranslation, type PreparedTranslation } from '../translation/translateTexts.js';
-import type { AppContext } from '../appContext.js';
 import {
   assertOpen,
   DEFAULT_CUSTOMER_NAME,
@@ -18,6 +17,8 @@ import {
   type SessionRow,
 } from './sessions.js';
 import type { AudioPathFor } from './presentedMessages.js';
+import type { Translators } from '../translation/engine.js';
+import type { EventBus } from '../events/bus.js';
 
 export type Sender = 'agent' | 'customer';
 
@@ -79,7 +80,7 @@ export function presentMessage(row: MessageRow, voice: VoiceInfo | undefined, au
   };
 }
 
-export type MessageDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'engines' | 'instanceId'>;
+export type MessageDeps = { db: Knex; events: EventBus; actingApp: string | null; engines: Translators; instanceId: string };
 
 export interface NewMessage {
   sender: Sender;

@@ -2,11 +2,12 @@
 import type { Knex } from 'knex';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import type { AppContext } from '../appContext.js';
 import { withEvents } from '../events/log.js';
 import { newEvent, type EventData, type EventType, type Metadata, type NewEvent } from '../events/types.js';
-import { hashSecret, newId, newSecret } from '../ids.js';
-import { findOwned, listOwned } from '../services/owned.js';
+import { hashSecret, newId, newSecret } from '../lib/ids.js';
+import { findOwned, listOwned } from '../auth/owned.js';
+import type { Config } from '../config.js';
+import type { EventBus } from '../events/bus.js';
 
 export interface SessionRow {
   id: string;
@@ -43,7 +44,7 @@ export interface SessionOut {
   closed_at: string | null;
 }
 
-export type SessionDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'config'>;
+export type SessionDeps = { db: Knex; events: EventBus; actingApp: string | null; config: Config };
 
 export const DEFAULT_AGENT_NAME = 'Agent';
 export const DEFAULT_CUSTOMER_NAME = 'Customer';

@@ -1,18 +1,19 @@
 // The live streams over the event log, as descriptions the HTTP layer opens: the organization's (for
 // API keys and apps, and the console's live view), one session's (for agents), and the customer's view
 // of one session.
-import type { AppContext } from '../appContext.js';
 import { credentialIdOf, type ApiPrincipal, type Mode } from '../auth/principal.js';
 import { errors } from '../errors.js';
-import type { EventStream } from '../realtime/eventStream.js';
+import type { EventStream } from '../events/stream.js';
 import { isMemberSessionActive } from '../members/sessions.js';
 import { isConnectionActive } from '../oauth/connections.js';
-import { isApiKeyActive } from '../services/apiKeys.js';
+import { isApiKeyActive } from '../auth/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
 import { customerAudioPath, type MessageOut } from './messages.js';
 import type { SessionRow } from './sessions.js';
+import type { Config } from '../config.js';
+import type { Knex } from 'knex';
 
-type StreamDeps = Pick<AppContext, 'db' | 'config'>;
+type StreamDeps = { db: Knex; config: Config };
 
 const everything = () => true;
 const asStored = (event: BusEvent) => event.payload;
@@ -42,7 +43,7 @@ export function organizationEvents(app: StreamDeps, principal: ApiPrincipal): Ev
 }
 
 /** The console's live view of the organization in one mode, held by a member's console session: signing out ends it. */
-export function consoleEvents(app: StreamDeps & Pick<AppContext, 'now'>, view: { orgId: string; mode: Mode; sessionId: string }): EventStream {
+export function consoleEvents(app: StreamDeps & { now: () => number }, view: { orgId: string; mode: Mode; sessionId: string }): EventStream {
   const limit = app.config.connections.eventStreamsPerKey;
   return {
     scope: { orgId: view.orgId, mode: view.mode },

@@ -1,6 +1,5 @@
 // Voice messages: measure the recording, transcribe it (live) or use the placeholder (test), store it
 // as a message translated for the other side, and bill its seconds.
-import type { AppContext } from '../appContext.js';
 import type { Payer } from '../auth/principal.js';
 import { AudioError, inspectAudio, MAX_VOICE_SECONDS, type AudioInfo } from '../audio/inspect.js';
 import { errors } from '../errors.js';
@@ -8,6 +7,10 @@ import { fundedPayer, releaseOnFailure, reserveTogether } from '../money/index.j
 import { TranscriptionError } from '../transcription/engine.js';
 import { findPostedMessage, storeMessage, type PostedMessage, type Sender } from './messages.js';
 import { assertOpen, type SessionRow } from './sessions.js';
+import type { Transcribers } from '../transcription/engine.js';
+import type { Translators } from '../translation/engine.js';
+import type { EventBus } from '../events/bus.js';
+import type { Knex } from 'knex';
 
 export interface VoiceUpload {
   data: Buffer;
@@ -15,7 +18,7 @@ export interface VoiceUpload {
   filename: string;
 }
 
-type VoiceDeps = Pick<AppContext, 'db' | 'events' | 'actingApp' | 'engines' | 'instanceId'>;
+type VoiceDeps = { db: Knex; events: EventBus; actingApp: string | null; engines: Translators & Transcribers; instanceId: string };
 
 const audioProblem = (msg: string, type: string) => errors.invalid([{ loc: ['body', 'audio'], msg, type }]);
 

@@ -1,9 +1,9 @@
 // An organization's telephony connector: its Twilio account SID, auth token and caller number. The auth
-// token is kept sealed (AES-256-GCM with the secrets key, src/secretsKey.ts), opened only to place or
+// token is kept sealed (AES-256-GCM with the secrets key, src/secrets/key.ts), opened only to place or
 // hang up a phone call or to check Twilio's signature, and never answered or logged.
 import type { Knex } from 'knex';
-import { openText, sealText } from '../sealing.js';
-import { getOrganization } from '../services/organizations.js';
+import { openText, sealText } from '../secrets/sealing.js';
+import { getOrganization } from '../organizations/organizations.js';
 
 export interface TelephonyConnector {
   account_sid: string;

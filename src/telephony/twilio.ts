@@ -6,7 +6,7 @@
 // Errors of the HTTP client carry the request, Basic auth included: nothing here logs or rethrows one;
 // only status, Twilio's code and Twilio's message travel on.
 import type Twilio from 'twilio';
-import { requiredOnFirstUse } from '../onFirstUse.js';
+import { requiredOnFirstUse } from '../lib/onFirstUse.js';
 import { backoffDelay } from '../upstream/backoff.js';
 import { attempts, shorten } from '../upstream/failureText.js';
 

@@ -1,4 +1,5 @@
 // One interface for every speech-to-text engine (OpenAI, the test-mode placeholder, stand-ins in tests).
+import type { Mode } from '../auth/principal.js';
 
 export interface TranscriptionAudio {
   /** The recording as uploaded (already checked by `inspectAudio`). */
@@ -40,4 +41,9 @@ export class TranscriptionError extends Error {
     this.engine = engine;
     this.status = options.status ?? null;
   }
+}
+
+/** The speech-to-text engine for voice messages in a mode (the engine registry decides). */
+export interface Transcribers {
+  transcription(mode: Mode): TranscriptionEngine;
 }

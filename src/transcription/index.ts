@@ -1,6 +1,6 @@
 // Chooses the live transcription engine from configuration (docs/translation-and-billing.md, "Engines").
 import type { Config } from '../config.js';
-import type { Configured } from '../configuredEngine.js';
+import type { Configured } from '../upstream/configured.js';
 import { openAiSetup } from '../openai/setup.js';
 import type { TranscriptionEngine } from './engine.js';
 import { createOpenAiTranscriptionEngine } from './openai.js';

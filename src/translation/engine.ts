@@ -1,4 +1,5 @@
 // One interface for every text translation engine (OpenAI, DeepL, LibreTranslate, the test stand-in).
+import type { Mode } from '../auth/principal.js';
 
 export interface EngineRequest {
   /** The texts to translate, in order; never empty. */
@@ -38,4 +39,9 @@ export class EngineError extends Error {
     super(message);
     this.name = 'EngineError';
   }
+}
+
+/** The text translation engine for work in a mode (the engine registry decides). */
+export interface Translators {
+  translation(mode: Mode): TranslationEngine;
 }

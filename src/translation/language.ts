@@ -12,7 +12,7 @@
 // no opinion at all, as for a single Arabic word). Otherwise the text is undecided, which costs a
 // translation at worst, where a wrong answer costs the translation itself. On bench/fixtures this keeps
 // every right answer and leaves one wrong answer of four. tinyld (+50 MiB) loads only when a tie needs it.
-import { onFirstUse } from '../onFirstUse.js';
+import { onFirstUse } from '../lib/onFirstUse.js';
 
 const loadDetector = onFirstUse(() => import('eld/medium').then((module) => module.eld));
 const loadSecondOpinion = onFirstUse(() => import('tinyld').then((module) => module.detectAll));

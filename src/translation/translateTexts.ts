@@ -1,6 +1,5 @@
 // POST /v1/translate: which texts need an engine, the engine call, the cache, and the charge.
 import type { Knex } from 'knex';
-import type { AppContext } from '../appContext.js';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import {
@@ -12,10 +11,11 @@ import {
   type ChargeRefs,
   type Reservation,
 } from '../money/index.js';
-import { organizationTerms } from '../services/organizationRows.js';
+import { organizationTerms } from '../db/organizations.js';
 import { cacheKey, readCache, writeCache } from './cache.js';
 import { EngineError, type EngineTranslation, type TranslationEngine } from './engine.js';
 import { baseLanguage, characterCount, detectLanguage } from './language.js';
+import type { Translators } from './engine.js';
 
 export const MAX_TOTAL_CHARACTERS = 50_000;
 
@@ -41,7 +41,7 @@ export interface TranslateOut {
   currency: string;
 }
 
-export type TranslateDeps = Pick<AppContext, 'db' | 'actingApp' | 'engines' | 'instanceId'>;
+export type TranslateDeps = { db: Knex; actingApp: string | null; engines: Translators; instanceId: string };
 
 interface PlannedText {
   text: string;

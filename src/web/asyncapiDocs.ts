@@ -2,7 +2,7 @@
 // plain rendering (channels, operations, messages with their payloads, close codes) made on the server:
 // no renderer package, no script.
 import express from 'express';
-import type { AppContext } from '../appContext.js';
+import type { AppContext } from '../http/context.js';
 import { servedAsyncApi } from '../http/asyncapi.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 import { escapeHtml, htmlDocument } from './html.js';

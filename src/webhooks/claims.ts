@@ -11,7 +11,7 @@
 // pause is over gets a single attempt (the probe).
 import type { Knex } from 'knex';
 
-/** pg_advisory_xact_lock's key of the claim (any fixed number, unique in the database; src/jobs.ts has another). */
+/** pg_advisory_xact_lock's key of the claim (any fixed number, unique in the database; src/deployment/housekeeping.ts has another). */
 const CLAIM_LOCK = 7_304_152_002;
 
 export interface ClaimedDelivery {

@@ -4,15 +4,15 @@
 // signing beside the new one for up to a day, so receivers can change secrets without missing a
 // delivery; only the latest replaced secret is kept, and it is erased once its time is over.
 import type { Knex } from 'knex';
-import type { AppContext } from '../appContext.js';
 import type { Mode, Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import type { components } from '../generated/api.js';
-import { newId } from '../ids.js';
-import { sealText } from '../sealing.js';
-import { findOwned, listOwned } from '../services/owned.js';
+import { newId } from '../lib/ids.js';
+import { sealText } from '../secrets/sealing.js';
+import { findOwned, listOwned } from '../auth/owned.js';
 import { isLocalName, isPrivateAddress, literalAddress } from './addresses.js';
 import { newWebhookSecret } from './signing.js';
+import type { Config } from '../config.js';
 
 /** An event type an endpoint asks for, or `*` (the contract's list). */
 export type WebhookEventType = components['schemas']['WebhookEventType'];
@@ -54,7 +54,7 @@ export interface WebhookEndpointOut {
 /** Each event is POSTed once per matching endpoint: the number an organization may have per mode is bounded. */
 export const MAX_ENDPOINTS_PER_MODE = 16;
 
-export type WebhookDeps = Pick<AppContext, 'db' | 'config' | 'secretsKey' | 'now'>;
+export type WebhookDeps = { db: Knex; config: Config; secretsKey: Buffer; now: () => number };
 
 /** The secrets that sign a delivery sent at `now`: the current one, then the replaced one while it lasts. */
 export function sealedSigningSecrets(row: Pick<WebhookEndpointRow, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>, now: number): string[] {

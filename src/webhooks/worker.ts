@@ -9,14 +9,17 @@
 //
 // Claims happen when an event queued deliveries (at once), on a timer (retries), when an attempt ends,
 // and when a test calls `tick()` after moving the injected clock.
-import type { AppContext } from '../appContext.js';
 import { serverMade, withEvents } from '../events/log.js';
-import { openText } from '../sealing.js';
+import { openText } from '../secrets/sealing.js';
 import { circuitOpenUntil } from './circuit.js';
 import { claimDueDeliveries, type ClaimedDelivery } from './claims.js';
 import { presentEndpoint, sealedSigningSecrets, type WebhookEndpointRow } from './endpoints.js';
 import { postWebhook, type Outcome } from './sending.js';
 import { signatureHeader } from './signing.js';
+import type { Config } from '../config.js';
+import type { EventBus } from '../events/bus.js';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 
 export const RETRY_FOR_MS = 3 * 24 * 3600_000;
 export const FIRST_RETRY_MS = 60_000;
@@ -29,7 +32,7 @@ export const ENDPOINT_DISABLED_EVENT = 'webhook_endpoint.disabled';
 /** The wait before the next attempt after `failures` failed attempts: 1 min, doubling, at most 6 h. */
 export const retryDelayMs = (failures: number) => Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, failures - 1), MAX_RETRY_INTERVAL_MS);
 
-export type WebhookWorkerDeps = Pick<AppContext, 'db' | 'events' | 'logger' | 'secretsKey' | 'config' | 'now'>;
+export type WebhookWorkerDeps = { db: Knex; events: EventBus; logger: Logger; secretsKey: Buffer; config: Config; now: () => number };
 
 export class WebhookWorker {
   /** The attempts under way in this process, each holding one of its slots. */

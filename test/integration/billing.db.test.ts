@@ -3,11 +3,11 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Payer } from '../../src/auth/principal.js';
-import { reapDeadInstances } from '../../src/instances.js';
+import { reapDeadInstances } from '../../src/deployment/instances.js';
 import { release, reserve, settle, type Reservation } from '../../src/money/index.js';
-import { requestRefFor, runIdempotently, type IdempotentRequest } from '../../src/services/idempotency.js';
-import type { OrganizationRow } from '../../src/services/organizations.js';
-import { organizationTerms } from '../../src/services/organizationRows.js';
+import { requestRefFor, runIdempotently, type IdempotentRequest } from '../../src/idempotency/idempotency.js';
+import type { OrganizationRow } from '../../src/organizations/organizations.js';
+import { organizationTerms } from '../../src/db/organizations.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 

@@ -12,7 +12,7 @@ import { MULAW_SILENCE, mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
-import { runHousekeeping } from '../../src/jobs.js';
+import { runHousekeeping } from '../../src/deployment/housekeeping.js';
 import { callApi, connect, Listener, listenUrl, pattern, Pbx, Signal, signalUrl, sine, streamAudio, streamUrl, whenClosed, wsBase, type SignalJoin } from '../media/support.js';
 import { waitUntil } from '../support/waiting.js';
 import { FRAME_BYTES, TwilioClient } from '../media/twilioClient.js';

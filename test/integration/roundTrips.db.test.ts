@@ -1,8 +1,8 @@
 // How many statements a request sends to the database (round trips), pinned so they do not creep back:
 // counted on a warm server (the key already known to the credential cache), not timed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findOwned } from '../../src/services/owned.js';
-import { findOrganization } from '../../src/services/organizationRows.js';
+import { findOwned } from '../../src/auth/owned.js';
+import { findOrganization } from '../../src/db/organizations.js';
 import { backendName } from '../support/databases.js';
 import { countQueries, type QueryCounter } from '../support/queryCounter.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';

@@ -3,7 +3,7 @@
 // a body built to be big is refused with that one problem.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contract } from '../../src/http/contract.js';
-import { operationTable } from '../../src/generated/operations.js';
+import { operationTable } from '../../handlers/operations.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { expectedSignature, Receiver, signatureParts, verify } from '../support/webhookReceiver.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { runHousekeeping } from '../../src/jobs.js';
+import { runHousekeeping } from '../../src/deployment/housekeeping.js';
 import { WebhookWorker } from '../../src/webhooks/worker.js';
 
 const DAY = 24 * 3600_000;

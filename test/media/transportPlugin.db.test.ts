@@ -89,7 +89,7 @@ class ToyTransport implements MediaTransport {
   private upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     const { plane, app } = this.context;
     const ctx: ToyAdmission = {
-      db: plane.deps.db,
+      calls: plane.deps.calls,
       closing: () => plane.closing,
       address: app.failedAttempts.addressOf(req),
       failedAttempts: app.failedAttempts,

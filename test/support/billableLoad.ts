@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { expect } from 'vitest';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/db/errors.js';
-import { requestRefFor } from '../../src/services/idempotency.js';
+import { requestRefFor } from '../../src/idempotency/idempotency.js';
 
 export type BillableKind = 'translate' | 'message' | 'voice';
 

@@ -7,9 +7,9 @@ import createClient from 'openapi-fetch';
 import type { DestinationStream } from 'pino';
 import type { TransportFactory } from '../../src/calls/media/transport.js';
 import { loadConfig } from '../../src/config.js';
-import { loggerFor } from '../../src/logging/logger.js';
+import { loggerFor } from '../../src/observability/logger.js';
 import type { paths } from '../../src/generated/api.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer } from '../../src/app/server.js';
 import { createTestDatabase } from './databases.js';
 
 // Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { newSecret } from '../../src/ids.js';
+import { newSecret } from '../../src/lib/ids.js';
 import { TEST_ADMIN_TOKEN } from '../support/testServer.js';
 
 describe('loadConfig', () => {

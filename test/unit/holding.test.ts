@@ -1,7 +1,7 @@
 // The two small mechanisms behind held connections: slots per holder, and revocation announcements.
 import { describe, expect, it } from 'vitest';
 import { LocalRevocationBus } from '../../src/auth/revocation.js';
-import { ConnectionSlots } from '../../src/realtime/connectionSlots.js';
+import { ConnectionSlots } from '../../src/ratelimit/connectionSlots.js';
 
 describe('ConnectionSlots', () => {
   it('gives each holder up to its limit, and a slot back exactly once however often it is released', () => {

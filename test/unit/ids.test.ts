@@ -1,7 +1,7 @@
 // Ids and secrets are drawn from a pool of CSPRNG bytes refilled in batches: they must stay unique and
 // uniform across refills.
 import { describe, expect, it } from 'vitest';
-import { newId, newSecret, randomBase62 } from '../../src/ids.js';
+import { newId, newSecret, randomBase62 } from '../../src/lib/ids.js';
 
 describe('random ids and secrets', () => {
   it('have their shape', () => {

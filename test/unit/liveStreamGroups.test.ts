@@ -3,7 +3,7 @@ import { LocalEventBus } from '../../src/events/bus.js';
 import type { BusEvent } from '../../src/events/types.js';
 import { LiveStreamGroups } from '../../src/http/liveStreamGroups.js';
 import type { OutboxStream } from '../../src/http/sseOutbox.js';
-import type { EventStream } from '../../src/realtime/eventStream.js';
+import type { EventStream } from '../../src/events/stream.js';
 
 const event = (id: string, orgId = 'org_a'): BusEvent => ({
   payload: { id, type: 'session.updated', created_at: '', livemode: false, metadata: {}, data: {} },

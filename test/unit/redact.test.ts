@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logging/logger.js';
-import { fingerprint, redactUrl, secretScrubber } from '../../src/logging/redact.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { fingerprint, redactUrl, secretScrubber } from '../../src/observability/redact.js';
 
 describe('redaction at the source', () => {
   it('redactUrl replaces the values of secret query parameters and keeps the rest as sent', () => {

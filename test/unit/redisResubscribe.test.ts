@@ -1,12 +1,12 @@
 // A subscribed Redis connection that drops again right after it reconnected must not end the process:
 // ioredis's own SUBSCRIBE after a reconnection is a promise nobody holds, rejected unhandled when the
-// connection closes before Redis answers it (seen once in redisOutage.db.test.ts). src/redis.ts leaves
+// connection closes before Redis answers it (seen once in redisOutage.db.test.ts). src/deployment/redis.ts leaves
 // subscribing again to the connection's users. A fake Redis here drops every connection that sends
 // SUBSCRIBE after the first.
 import net from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectRedis, type RedisConnections } from '../../src/redis.js';
+import { connectRedis, type RedisConnections } from '../../src/deployment/redis.js';
 
 /** The commands of RESP arrays in `data` (enough for what ioredis sends). */
 function commandsIn(data: string): string[][] {

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { openText, sealText } from '../../src/sealing.js';
-import { resolveSecretsKey, SECRETS_KEY_FILE } from '../../src/secretsKey.js';
+import { openText, sealText } from '../../src/secrets/sealing.js';
+import { resolveSecretsKey, SECRETS_KEY_FILE } from '../../src/secrets/key.js';
 import { TEST_SECRETS_KEY } from '../support/testServer.js';
 
 const problemsOf = (env: Record<string, string>) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { errors, MAX_LISTED_ISSUES, type ValidationIssue } from '../../src/errors.js';
 import { issuesFrom, locationOf } from '../../src/http/validation.js';
 import { toMicros, fromMicros } from '../../src/money/index.js';
-import { newId, newSecret, randomBase62 } from '../../src/ids.js';
+import { newId, newSecret, randomBase62 } from '../../src/lib/ids.js';
 
 describe('validation error mapping', () => {
   it('turns validator paths into locations', () => {

@@ -1,9 +1,9 @@
 // Who may open a media endpoint, decided in small named steps (as node-oidc-provider runs an endpoint
 // as a list of small actions). Each step either passes or refuses with a reason; each transport says
 // the reason in its own words (an HTTP status before a WebSocket upgrade, an AudioSocket error code).
-import type { Knex } from 'knex';
 import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
-import { findCallById, type CallRow } from '../calls.js';
+import type { CallRow } from '../calls.js';
+import type { CallStore } from './callStore.js';
 import { isReady } from '../join.js';
 
 export type RefusalReason =
@@ -31,11 +31,11 @@ export const refuse = (reason: RefusalReason, retryAfterSeconds?: number): Refus
   retryAfterSeconds === undefined ? { refused: reason } : { refused: reason, retryAfterSeconds };
 
 /**
- * What every admission knows: the database, whether the plane is shutting down, where the connection
+ * What every admission knows: the calls, whether the plane is shutting down, where the connection
  * comes from (guessing is counted per address), and, once found, the call.
  */
 export interface AdmissionContext {
-  db: Knex;
+  calls: CallStore;
   closing(): boolean;
   address: string;
   failedAttempts: FailedAttempts;
@@ -66,7 +66,7 @@ export const notWhileClosing: AdmissionStep<AdmissionContext> = (ctx) => (ctx.cl
 
 /** Loads the call named by `ctx.callId`. */
 export const loadCall: AdmissionStep<AdmissionContext> = async (ctx) => {
-  ctx.call = await findCallById(ctx.db, ctx.callId!);
+  ctx.call = await ctx.calls.findCall(ctx.callId!);
   return ctx.call ? undefined : refuse('unknown_call');
 };
 

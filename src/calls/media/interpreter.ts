@@ -1,6 +1,7 @@
 // The live interpreter the media plane drives: one per direction of a live call (speaker's language ->
 // listener's language). Engines implement it (the OpenAI realtime one lives with the engines); the
 // media plane takes the factory as a parameter and never knows which engine it talks to.
+import type { Mode } from '../../auth/principal.js';
 
 export interface InterpreterCaption {
   /** False while the text may still change; partial captions of one utterance share an id downstream. */
@@ -53,3 +54,15 @@ export interface Interpreter {
  * call the callbacks synchronously, even before it returns.
  */
 export type InterpreterFactory = (opts: InterpreterOptions) => Interpreter;
+
+/** How a call's audio reaches the other side: echoed back (test mode) or interpreted. */
+export type Echo = { kind: 'echo' };
+export type Interpret = { kind: 'interpret'; factory: InterpreterFactory };
+export type Interpretation = Echo | Interpret;
+
+/** Decides per call mode: echo (test) or interpret, and with which engine (live). */
+export interface Interpreters {
+  interpretation(mode: 'test'): Echo;
+  interpretation(mode: 'live'): Interpret;
+  interpretation(mode: Mode): Interpretation;
+}

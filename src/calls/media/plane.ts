@@ -2,12 +2,12 @@
 // signals from the bus routed to the rooms, the clock that drives mixing and billing, and shutdown.
 // Transports plug in (./transport.ts; they are listed in ./transports/index.ts) and the plane counts
 // and closes them by name, whatever they are. Wire contract of the WebSockets: ./protocol.ts.
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { EngineRegistry } from '../../engines/registry.js';
+import type { Interpreters } from './interpreter.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
-import { findCallById, type CallRow } from '../calls.js';
+import type { CallRow } from '../calls.js';
+import type { CallStore, Funding } from './callStore.js';
 import { isSignalPeer, type CallEndpoint, type EndReason } from './endpoints.js';
 import { NO_INLET, PendingInlet, type Inlet } from './inlet.js';
 import { CallRoom, type RoomSettings } from './room/room.js';
@@ -21,11 +21,14 @@ export interface MediaPlaneOptions {
 }
 
 export interface MediaDeps {
-  db: Knex;
+  /** Calls' rows and what rooms announce (call.balance_exhausted). */
+  calls: CallStore;
+  /** The prepaid balance live calls spend. */
+  funding: Funding;
   events: EventBus;
   logger: Logger;
   /** Decides per call mode: echo (test) or interpret, and with which engine (live). */
-  engines: EngineRegistry;
+  engines: Interpreters;
 }
 
 /** Counters of the plane: its rooms and their endpoints, interpreters, and each transport's own. */
@@ -195,7 +198,7 @@ export class MediaPlane {
     const signal = isSignalPeer(endpoint) ? this.signalling.join(endpoint) : null;
     this.track(
       (async () => {
-        const row = await findCallById(this.deps.db, call.id);
+        const row = await this.deps.calls.findCall(call.id);
         if (room.isDisposed || endpoint.isGone) return;
         if (!row || row.status !== 'open') return room.endCall();
         const reason = recheck(row);
@@ -210,7 +213,8 @@ export class MediaPlane {
     let room = this.rooms.get(call.id);
     if (!room) {
       room = new CallRoom(call, {
-        db: this.deps.db,
+        calls: this.deps.calls,
+        funding: this.deps.funding,
         events: this.deps.events,
         engines: this.deps.engines,
         logger: this.log,

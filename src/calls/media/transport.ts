@@ -4,10 +4,14 @@
 // `plane.enter`, and closes what is left at shutdown. Transports are listed in ./transports/index.ts,
 // one line each; the composition root starts whatever is listed, and nothing else names one
 // (docs/calls-media-plane.md, "How to add a transport").
-import type { AppContext } from '../../appContext.js';
-import type { GaugeMetric } from '../../metrics.js';
-import type { UpgradeRoute } from '../../realtime/upgradeRoute.js';
+import type { GaugeMetric } from '../../observability/metrics.js';
+import type { UpgradeRoute } from './upgradeRoute.js';
 import type { MediaPlane, Transport } from './plane.js';
+import type { Config } from '../../config.js';
+import type { EventBus } from '../../events/bus.js';
+import type { FailedAttempts } from '../../ratelimit/failedAttempts.js';
+import type { Logger } from 'pino';
+import type { Knex } from 'knex';
 
 export type { UpgradeRoute };
 
@@ -29,10 +33,10 @@ export interface MediaTransport extends Transport {
 export interface TransportContext {
   plane: MediaPlane;
   /**
-   * The server's settings, bus, guessing per address, logger and clock (read through `app`, where tests
+   * The server's database, settings, bus, guessing per address, logger and clock (read through `app`, where tests
    * move it). The AudioSocket transport writes the port it bound: phone-line answers name it.
    */
-  app: Pick<AppContext, 'config' | 'events' | 'failedAttempts' | 'logger' | 'now' | 'audioSocketPort'>;
+  app: { db: Knex; config: Config; events: EventBus; failedAttempts: FailedAttempts; logger: Logger; now: () => number; audioSocketPort: number };
 }
 
 /** One entry of the list of transports. */

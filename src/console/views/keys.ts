@@ -1,7 +1,7 @@
 // API keys: the keys of the mode in view, a form to create one (mode and scopes), the new key's secret
 // shown once with a copy button, and revoke.
 import { ALL_SCOPES, type Mode, type Scope } from '../../auth/principal.js';
-import type { ApiKeyInfo, CreatedApiKey } from '../../services/apiKeys.js';
+import type { ApiKeyInfo, CreatedApiKey } from '../../auth/apiKeys.js';
 import { escapeHtml } from '../../web/html.js';
 import { SCOPE_WORDS } from '../../web/scopeWords.js';
 import { consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';

@@ -1,6 +1,6 @@
 // Overview: the balance (live) and the usage chart of the last 30 days, from the ledger.
 import type { DailyUsage } from '../../money/index.js';
-import type { Organization } from '../../services/organizations.js';
+import type { Organization } from '../../organizations/organizations.js';
 import { escapeHtml } from '../../web/html.js';
 import { consolePage, type ConsoleView } from '../layout.js';
 import { usageCharts } from '../usageChart.js';

@@ -7,7 +7,7 @@
 
 import { hash } from 'node:crypto';
 import type { SourceLanguageCode, TargetLanguageCode, TextResult } from 'deepl-node';
-import { onFirstUse } from '../../onFirstUse.js';
+import { onFirstUse } from '../../lib/onFirstUse.js';
 import { EngineError, type EngineRequest, type EngineTranslation, type TranslationEngine } from '../engine.js';
 import { attempts, errorMessage, seconds, shorten } from '../../upstream/failureText.js';
 import { baseLanguage, languageRegion, translateNonBlank } from './common.js';

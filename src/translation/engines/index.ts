@@ -1,7 +1,7 @@
 // Chooses the live text translation engine from configuration (docs/translation-and-billing.md, "Engines").
 
 import type { Config } from '../../config.js';
-import type { Configured } from '../../configuredEngine.js';
+import type { Configured } from '../../upstream/configured.js';
 import { openAiSetup } from '../../openai/setup.js';
 import type { TranslationEngine } from '../engine.js';
 import { createDeepLEngine } from './deepl.js';

@@ -2,13 +2,13 @@
 // time, and the balance asked before interpretation starts or resumes. Says "run out" and "topped up";
 // what that means for the call's audio is the room's business.
 import type { Logger } from 'pino';
-import type { Knex } from 'knex';
 import type { Payer } from '../../../auth/principal.js';
-import { callFunding, chargeCallSeconds, type CallFunding } from '../../../money/index.js';
+import type { CallFunding } from '../../../money/index.js';
+import type { Funding } from '../callStore.js';
 import { CallMeter, type MeterCharge } from './meter.js';
 
 export interface BillingDeps {
-  db: Knex;
+  funding: Funding;
   payer: Payer;
   callId: string;
   intervalMs(): number;
@@ -43,7 +43,7 @@ export class CallBilling {
   /** Asks the balance before a direction starts interpreting; learns what it pays for. */
   async admit(): Promise<Admission> {
     try {
-      return this.adopt(await callFunding(this.deps.db, this.deps.payer)) ? 'funded' : 'run_out';
+      return this.adopt(await this.deps.funding.funding(this.deps.payer)) ? 'funded' : 'run_out';
     } catch (err) {
       this.deps.log.error({ err }, 'media: could not check the balance before interpreting');
       return 'unknown';
@@ -70,7 +70,7 @@ export class CallBilling {
     if (this.checkingFunding || !this.meter.fundingCheckDue(this.deps.now())) return;
     this.checkingFunding = true;
     this.deps.track(
-      callFunding(this.deps.db, this.deps.payer)
+      this.deps.funding.funding(this.deps.payer)
         .then((funding) => {
           if (!this.closed && this.adopt(funding)) onFunded();
         })
@@ -94,10 +94,10 @@ export class CallBilling {
   }
 
   private charge(charge: MeterCharge): void {
-    const { db, payer, callId, log } = this.deps;
+    const { funding: ledger, payer, callId, log } = this.deps;
     this.charges = this.charges.then(async () => {
       try {
-        const funding = await chargeCallSeconds(db, payer, callId, charge.seconds);
+        const funding = await ledger.charge(payer, callId, charge.seconds);
         if (this.closed) return;
         if (!this.adopt(funding)) this.deps.onRunOut();
       } catch (err) {

@@ -2,12 +2,12 @@
 // into one voice, a direction per side carrying that voice to the side that hears it, and the call's
 // billing while interpretation runs. Created on the call's first endpoint and dropped when its last
 // one leaves (or the call ends).
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { EngineRegistry } from '../../../engines/registry.js';
+import type { Interpreters } from '../interpreter.js';
 import type { EventBus } from '../../../events/bus.js';
 import type { CallSignal } from '../../../events/types.js';
-import { announceBalanceExhausted, languageOf, type CallRow } from '../../calls.js';
+import { languageOf, type CallRow } from '../../calls.js';
+import type { CallStore, Funding } from '../callStore.js';
 import { otherSide, SIDES, type Side } from '../../side.js';
 import { SideMixer } from '../audio/mixer.js';
 import { isSignalPeer, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSource } from '../endpoints.js';
@@ -23,10 +23,11 @@ export interface RoomSettings {
 }
 
 export interface RoomDeps {
-  db: Knex;
+  calls: CallStore;
+  funding: Funding;
   events: EventBus;
   /** Echo or interpret, and the live interpreter, asked as the call needs them (tests replace engines). */
-  engines: EngineRegistry;
+  engines: Interpreters;
   logger: Logger;
   settings(): RoomSettings;
   /** The media plane's clock. */
@@ -71,7 +72,7 @@ export class CallRoom implements DirectionHost {
     };
     this.billing = this.isLive
       ? new CallBilling({
-          db: deps.db,
+          funding: deps.funding,
           payer: { orgId: call.org_id, mode: call.mode },
           callId: call.id,
           intervalMs: () => deps.settings().billingIntervalMs,
@@ -282,7 +283,7 @@ export class CallRoom implements DirectionHost {
     if (this.runOutAnnounced) return;
     this.runOutAnnounced = true;
     this.deps.track(
-      announceBalanceExhausted(this.deps, this.call).catch((err) =>
+      this.deps.calls.announceBalanceExhausted(this.call).catch((err) =>
         this.log.error({ err }, 'media: could not record call.balance_exhausted'),
       ),
     );

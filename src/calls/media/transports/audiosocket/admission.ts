@@ -1,5 +1,6 @@
 // Admission of a PBX line, step by step: the address is not guessing, the UUID is a call's current
 // agent or customer line, the call is open and ready.
+import type { Knex } from 'knex';
 import { findCallByLine } from '../../../calls.js';
 import type { Side } from '../../../side.js';
 import {
@@ -15,6 +16,8 @@ import {
 } from '../../admission.js';
 
 export interface LineAdmission extends AdmissionContext {
+  /** Lines are looked up by their id. */
+  db: Knex;
   lineId: string;
   side?: Side;
 }

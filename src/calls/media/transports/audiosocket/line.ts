@@ -1,7 +1,7 @@
 // One PBX connection speaking AudioSocket (./protocol.ts) as a phone line (../phone/line.ts): the UUID
 // that names its line, then 8 kHz slin16 audio both ways, one message per frame, over TCP.
 import type net from 'node:net';
-import { fingerprint } from '../../../../logging/redact.js';
+import { fingerprint } from '../../../../observability/redact.js';
 import type { Refused } from '../../admission.js';
 import type { EndReason } from '../../endpoints.js';
 import { PhoneLine, type AdmittedLine, type LineEnding, type LineHost, type PhoneCodec } from '../phone/line.js';

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { GaugeMetric } from '../../../../metrics.js';
+import type { GaugeMetric } from '../../../../observability/metrics.js';
 import { lineOf } from '../../../calls.js';
 import type { Refused } from '../../admission.js';
 import type { MediaPlane } from '../../plane.js';
@@ -77,7 +77,8 @@ export class AudioSocketTransport implements MediaTransport {
 
   private async admit(line: AudioSocketLine): Promise<AdmittedLine | Refused> {
     const ctx: LineAdmission = {
-      db: this.plane.deps.db,
+      db: this.app.db,
+      calls: this.plane.deps.calls,
       closing: () => this.plane.closing,
       lineId: line.lineId,
       address: line.socket.remoteAddress ?? 'unknown',

@@ -33,9 +33,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { MISSED_HEARTBEATS } from '../../../../instances.js';
-import { connected, RECONNECT_AT_MOST_EVERY_MS } from '../../../../redis.js';
-import { findCallById, type CallRow } from '../../../calls.js';
+import { MISSED_HEARTBEATS } from '../../../../deployment/instances.js';
+import { connected, RECONNECT_AT_MOST_EVERY_MS } from '../../../../deployment/redis.js';
+import type { CallRow } from '../../../calls.js';
 import type { Side } from '../../../side.js';
 import { EndpointState, isSignalPeer, isSink, isSource, type CallEndpoint, type Credential, type EndReason } from '../../endpoints.js';
 import { PendingInlet, type Inlet } from '../../inlet.js';
@@ -176,7 +176,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   }
 
   /** Redis is back (perhaps empty): the leases are taken again at once, before another instance could take a room of this one's. */
-  /** The media subscriber reconnected: subscribed again here (src/redis.ts: never by ioredis). */
+  /** The media subscriber reconnected: subscribed again here (src/deployment/redis.ts: never by ioredis). */
   private readonly subscribeAgain = (): void => {
     if (this.closed) return;
     // Dropped again before Redis answered: its next 'ready' tries again.
@@ -188,7 +188,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     void this.renew();
   };
 
-  /** Redis is away (told once, src/redis.ts): what fails meanwhile is expected. */
+  /** Redis is away (told once, src/deployment/redis.ts): what fails meanwhile is expected. */
   private get unreachable(): boolean {
     return !connected(this.options.commands);
   }
@@ -339,7 +339,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     const entry: HostedEntry = { endpoint, from: message.from, input: new PendingInlet() };
     this.hosted.set(message.relay, entry);
     endpoint.whenGone(() => this.hosted.delete(message.relay));
-    const call = await findCallById(this.plane.deps.db, message.call);
+    const call = await this.plane.deps.calls.findCall(message.call);
     if (endpoint.isGone) return;
     if (!call || call.status !== 'open' || this.plane.closing) {
       endpoint.end(call && call.status === 'open' ? 'shutting_down' : 'call_ended');

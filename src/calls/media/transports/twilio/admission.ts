@@ -4,7 +4,7 @@
 // side's own stream token (a bridge the integrator runs); then the side is present.
 import type { Knex } from 'knex';
 import type { EventBus } from '../../../../events/bus.js';
-import { claimStreamToken } from '../../../../telephony/legs.js';
+import { claimStreamToken } from '../../../phoneLegs.js';
 import { markJoined, type CallRow } from '../../../calls.js';
 import { parseChannelId, verifyMediaSecret } from '../../../join.js';
 import type { Side } from '../../../side.js';

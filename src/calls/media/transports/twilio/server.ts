@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errors } from '../../../../errors.js';
 import { refuseUpgrade } from '../../../../http/connections.js';
-import type { GaugeMetric } from '../../../../metrics.js';
+import type { GaugeMetric } from '../../../../observability/metrics.js';
 import { markLeft, type CallRow } from '../../../calls.js';
 import { TWILIO_STREAM_PATH_PREFIX } from '../../../dial.js';
 import { verifyMediaSecret } from '../../../join.js';
@@ -60,7 +60,7 @@ export class TwilioTransport implements MediaTransport {
     });
     this.provider = {
       admit: (stream, token) => this.admitStart(stream, token),
-      left: (stream) => plane.track(markLeft({ db: plane.deps.db, events: app.events }, stream.call, stream.side)),
+      left: (stream) => plane.track(markLeft({ db: app.db, events: app.events }, stream.call, stream.side)),
     };
     this.upgrades = [{ pathPrefix: TWILIO_STREAM_PATH_PREFIX, handle: (req, socket, head) => this.handleUpgrade(req, socket, head) }];
     this.metrics = [
@@ -80,7 +80,7 @@ export class TwilioTransport implements MediaTransport {
 
   private async admitUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, address: string): Promise<void> {
     const ctx: StreamAdmission = {
-      db: this.plane.deps.db,
+      calls: this.plane.deps.calls,
       closing: () => this.plane.closing,
       address,
       failedAttempts: this.app.failedAttempts,
@@ -111,7 +111,7 @@ export class TwilioTransport implements MediaTransport {
   /** Twilio's `start`: the token decides; a wrong one counts as a guess of the address. */
   private async admitStart(stream: TwilioStream, token: string | null): Promise<AdmittedLine | Refused> {
     const { call, side } = stream;
-    const credential = await admitToken({ db: this.plane.deps.db, events: this.app.events }, call, side, token);
+    const credential = await admitToken({ db: this.app.db, events: this.app.events }, call, side, token);
     if (!credential) {
       await this.app.failedAttempts.record(stream.address);
       return refuse('bad_token');

@@ -2,9 +2,10 @@
 // listen or signalling channel, the call exists, the token (stream, signal) or unlock (listen) is the
 // side's current one,
 // the call is open and ready, the side has a socket slot left, and the side is marked present.
+import type { Knex } from 'knex';
 import type { Duplex } from 'node:stream';
 import type { EventBus } from '../../../../events/bus.js';
-import type { ConnectionSlots } from '../../../../realtime/connectionSlots.js';
+import type { ConnectionSlots } from '../../../../ratelimit/connectionSlots.js';
 import { markJoined } from '../../../calls.js';
 import { parseChannelId, verifyMediaSecret } from '../../../join.js';
 import { otherSide, type Side } from '../../../side.js';
@@ -25,6 +26,8 @@ import { LISTEN_PATH_PREFIX, SIGNAL_PATH_PREFIX, SOURCE_ID_PATTERN, STREAM_PATH_
 export type SocketKind = 'stream' | 'listen' | 'signal';
 
 export interface SocketAdmission extends AdmissionContext {
+  /** Joining writes the side's presence (call.joined). */
+  db: Knex;
   url: URL;
   socket: Duplex;
   events: EventBus;

@@ -8,8 +8,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { errors } from '../../../../errors.js';
 import { refuseUpgrade } from '../../../../http/connections.js';
-import type { GaugeMetric } from '../../../../metrics.js';
-import { ConnectionSlots } from '../../../../realtime/connectionSlots.js';
+import type { GaugeMetric } from '../../../../observability/metrics.js';
+import { ConnectionSlots } from '../../../../ratelimit/connectionSlots.js';
 import { isJoined, type CallRow } from '../../../calls.js';
 import { verifyMediaSecret } from '../../../join.js';
 import type { RefusalReason, Refused } from '../../admission.js';
@@ -114,7 +114,8 @@ export class WebSocketTransport implements MediaTransport {
   private async upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, address: string): Promise<void> {
     const { plane, app } = this;
     const ctx: SocketAdmission = {
-      db: plane.deps.db,
+      db: app.db,
+      calls: plane.deps.calls,
       events: app.events,
       closing: () => plane.closing,
       url: new URL(req.url ?? '/', 'http://media.invalid'),

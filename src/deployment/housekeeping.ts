@@ -2,11 +2,12 @@
 // every instance's timer asks, and the one that takes the job's advisory lock and finds the period
 // over since the last run (job_runs) runs it; the others skip. Every job is idempotent anyway.
 import type { Knex } from 'knex';
-import type { AppContext } from './appContext.js';
-import { purgeExpiredMemberSessions } from './members/sessions.js';
-import { purgeExpiredIdempotencyKeys } from './services/idempotency.js';
-import { eraseExpiredData } from './sessions/retention.js';
-import { forgetExpiredSecrets } from './webhooks/endpoints.js';
+import { purgeExpiredMemberSessions } from '../members/sessions.js';
+import { purgeExpiredIdempotencyKeys } from '../idempotency/idempotency.js';
+import { eraseExpiredData } from '../sessions/retention.js';
+import { forgetExpiredSecrets } from '../webhooks/endpoints.js';
+import type { Config } from '../config.js';
+import type { Logger } from 'pino';
 
 const HOUSEKEEPING = 'housekeeping';
 /** pg_try_advisory_xact_lock's key of the housekeeping job (any fixed number, unique in the database). */
@@ -30,7 +31,7 @@ export async function claimJobRun(db: Knex, name: string, lockKey: number, perio
 }
 
 /** Runs the housekeeping if this instance claims this period's run; true when it ran. */
-export async function runHousekeeping(app: Pick<AppContext, 'db' | 'logger' | 'now' | 'config'>): Promise<boolean> {
+export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () => number; config: Config }): Promise<boolean> {
   if (!(await claimJobRun(app.db, HOUSEKEEPING, HOUSEKEEPING_LOCK, app.config.jobIntervalMs, app.now()))) return false;
   const purged = await purgeExpiredIdempotencyKeys(app.db);
   const erased = await eraseExpiredData(app.db);
@@ -40,7 +41,7 @@ export async function runHousekeeping(app: Pick<AppContext, 'db' | 'logger' | 'n
   return true;
 }
 
-export function startPeriodicJobs(app: Pick<AppContext, 'db' | 'logger' | 'now' | 'config'>): () => void {
+export function startPeriodicJobs(app: { db: Knex; logger: Logger; now: () => number; config: Config }): () => void {
   const timer = setInterval(() => {
     runHousekeeping(app).catch((err) => app.logger.error({ err }, 'periodic job failed'));
   }, app.config.jobIntervalMs);

@@ -7,7 +7,7 @@
 import { createHmac, hash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
-import { openText, sealText } from '../sealing.js';
+import { openText, sealText } from '../secrets/sealing.js';
 import { prepared } from '../db/prepared.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

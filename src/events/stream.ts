@@ -2,7 +2,7 @@
 // shows and how, when it ends, whose it is and which credential keeps it open. The HTTP layer
 // (src/http/sse.ts) opens it as server-sent events: backlog, live events, heartbeats, slots, revocation.
 import type { ApiError } from '../errors.js';
-import type { BusEvent, EventScope } from '../events/types.js';
+import type { BusEvent, EventScope } from './types.js';
 
 export interface EventStream {
   scope: EventScope;

@@ -2,43 +2,44 @@
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { createApp } from './app.js';
-import { PostgresRevocationBus } from './auth/postgresRevocationBus.js';
-import { PrincipalCache } from './auth/principalCache.js';
-import { PresentedMessages } from './sessions/presentedMessages.js';
-import { LocalRevocationBus, type RevocationBus } from './auth/revocation.js';
-import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from './calls/media/plane.js';
-import { REFUSAL } from './calls/media/protocol.js';
-import type { TransportFactory } from './calls/media/transport.js';
-import { RedisMediaBridge } from './calls/media/transports/bridge/redisBridge.js';
-import { TRANSPORTS } from './calls/media/transports/index.js';
-import type { AppContext } from './appContext.js';
+import { createApp } from './expressApp.js';
+import { PostgresRevocationBus } from '../auth/postgresRevocationBus.js';
+import { PrincipalCache } from '../auth/principalCache.js';
+import { PresentedMessages } from '../sessions/presentedMessages.js';
+import { LocalRevocationBus, type RevocationBus } from '../auth/revocation.js';
+import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from '../calls/media/plane.js';
+import { ledgerFunding, storedCalls } from './mediaPorts.js';
+import { REFUSAL } from '../calls/media/protocol.js';
+import type { TransportFactory } from '../calls/media/transport.js';
+import { RedisMediaBridge } from '../calls/media/transports/bridge/redisBridge.js';
+import { TRANSPORTS } from '../calls/media/transports/index.js';
+import type { AppContext } from '../http/context.js';
 import { bootstrap } from './bootstrap.js';
-import type { Config } from './config.js';
-import { openDatabase, type Database, type MemoryDatabase } from './db/database.js';
-import { createEngineRegistry } from './engines/registry.js';
-import { migrateToLatest } from './db/migrate.js';
-import { LocalEventBus } from './events/bus.js';
-import { startRedisEventBus, type RedisEventBus } from './events/redisBus.js';
-import { startInstance, type RunningInstance } from './instances.js';
-import { loggerFor } from './logging/logger.js';
-import { Metrics } from './metrics.js';
-import { observeLedger } from './money/index.js';
-import { createHttpServer } from './http/connections.js';
-import { routeUpgrades } from './http/upgrades.js';
-import { startPeriodicJobs } from './jobs.js';
-import { WebhookWorker } from './webhooks/worker.js';
-import { FailedAttempts } from './ratelimit/failedAttempts.js';
-import { FallbackRateLimitStore } from './ratelimit/fallbackStore.js';
-import { MemoryRateLimitStore } from './ratelimit/memoryStore.js';
-import { RedisRateLimitStore } from './ratelimit/redisStore.js';
-import { connected, connectRedis, type RedisConnections } from './redis.js';
-import { ConnectionSlots } from './realtime/connectionSlots.js';
-import { LiveStreamGroups } from './http/liveStreamGroups.js';
-import { deliverToGroup } from './http/sse.js';
-import { resolveSecretsKey } from './secretsKey.js';
-import { sealPlaintextTokens } from './telephony/connectors.js';
-import { hangUpPhonesWhenCallsEnd } from './telephony/legs.js';
+import type { Config } from '../config.js';
+import { openDatabase, type Database, type MemoryDatabase } from '../db/database.js';
+import { createEngineRegistry } from '../engines/registry.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { LocalEventBus } from '../events/bus.js';
+import { startRedisEventBus, type RedisEventBus } from '../events/redisBus.js';
+import { startInstance, type RunningInstance } from '../deployment/instances.js';
+import { loggerFor } from '../observability/logger.js';
+import { Metrics } from '../observability/metrics.js';
+import { observeLedger } from '../money/index.js';
+import { createHttpServer } from '../http/connections.js';
+import { routeUpgrades } from '../http/upgrades.js';
+import { startPeriodicJobs } from '../deployment/housekeeping.js';
+import { WebhookWorker } from '../webhooks/worker.js';
+import { FailedAttempts } from '../ratelimit/failedAttempts.js';
+import { FallbackRateLimitStore } from '../ratelimit/fallbackStore.js';
+import { MemoryRateLimitStore } from '../ratelimit/memoryStore.js';
+import { RedisRateLimitStore } from '../ratelimit/redisStore.js';
+import { connected, connectRedis, type RedisConnections } from '../deployment/redis.js';
+import { ConnectionSlots } from '../ratelimit/connectionSlots.js';
+import { LiveStreamGroups } from '../http/liveStreamGroups.js';
+import { deliverToGroup } from '../http/sse.js';
+import { resolveSecretsKey } from '../secrets/key.js';
+import { sealPlaintextTokens } from '../telephony/connectors.js';
+import { hangUpPhonesWhenCallsEnd } from '../calls/phoneLegs.js';
 
 export interface RunningServer {
   app: AppContext;
@@ -66,7 +67,7 @@ export interface ConnectionStats {
 }
 
 export interface StartOptions {
-  /** Default: loggerFor(config). A logger given here should come from src/logging/logger.ts too. */
+  /** Default: loggerFor(config). A logger given here should come from src/observability/logger.ts too. */
   logger?: Logger;
   /** Tests: in-memory PGlite instead of DATA_DIR, empty or from a snapshot. */
   memoryDatabase?: MemoryDatabase;
@@ -189,7 +190,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
-    const media = createMediaPlane(app, options.media);
+    const media = createMediaPlane(
+      { calls: storedCalls(app), funding: ledgerFunding(app.db), events: app.events, logger: app.logger, engines: app.engines },
+      options.media,
+    );
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
     if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.mediaSubscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
     // Whatever transports are listed: the plane counts and closes them, their gauges join /metrics,

@@ -35,7 +35,7 @@ export interface RedisConnections extends RedisAvailability {
 
 /**
  * Whether a command sent on `client` goes out now. False while Redis is away, from the moment its socket
- * ended (ioredis notices, and src/redis.ts tells the outage, when it closes a moment later).
+ * ended (ioredis notices, and src/deployment/redis.ts tells the outage, when it closes a moment later).
  */
 export function connected(client: Redis): boolean {
   return client.status === 'ready' && client.stream?.writable === true;

@@ -2,8 +2,8 @@
 // among them), so that reading one never depends on the services built on it.
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
-import { readShared } from '../db/sharedReads.js';
-import { statement } from '../db/statement.js';
+import { readShared } from './sharedReads.js';
+import { statement } from './statement.js';
 
 export interface OrganizationRow {
   id: string;

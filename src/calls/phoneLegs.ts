@@ -9,10 +9,10 @@ import { errors } from '../errors.js';
 import { serverMade, withEvents } from '../events/log.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventData } from '../events/types.js';
-import { hashSecret } from '../ids.js';
-import { callEvent, findCallById, presentCall, type CallRow, type Side } from '../calls/calls.js';
-import { findTelephonyConnector } from './connectors.js';
-import { TwilioRest, validTwilioSignature, type TwilioAccount } from './twilio.js';
+import { hashSecret } from '../lib/ids.js';
+import { callEvent, findCallById, presentCall, type CallRow, type Side } from './calls.js';
+import { findTelephonyConnector } from '../telephony/connectors.js';
+import { TwilioRest, validTwilioSignature, type TwilioAccount } from '../telephony/twilio.js';
 
 export interface PhoneLegRow {
   id: string;

@@ -3,10 +3,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import type { Config } from './config.js';
-import { newSecret } from './ids.js';
-import { createApiKey } from './services/apiKeys.js';
-import { createOrganization } from './services/organizations.js';
+import type { Config } from '../config.js';
+import { newSecret } from '../lib/ids.js';
+import { createApiKey } from '../auth/apiKeys.js';
+import { createOrganization } from '../organizations/organizations.js';
 
 interface BootstrapFile {
   admin_token: string;

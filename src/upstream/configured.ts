@@ -1,5 +1,5 @@
 // An upstream engine chosen from configuration, or the setting that is missing for one.
-import { errors } from './errors.js';
+import { errors } from '../errors.js';
 
 export interface MissingSetting {
   missingSetting: string;

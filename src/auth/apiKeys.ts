@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
-import type { PrincipalCache } from '../auth/principalCache.js';
-import type { RevocationBus } from '../auth/revocation.js';
-import { ALL_SCOPES, type KeyPrincipal, type Mode, type Scope } from '../auth/principal.js';
+import type { PrincipalCache } from './principalCache.js';
+import type { RevocationBus } from './revocation.js';
+import { ALL_SCOPES, type KeyPrincipal, type Mode, type Scope } from './principal.js';
 import { errors } from '../errors.js';
-import { hashSecret, newId, newSecret } from '../ids.js';
-import { getOrganization } from './organizations.js';
+import { hashSecret, newId, newSecret } from '../lib/ids.js';
+import { getOrganization } from '../db/organizations.js';
 
 const KEY_PREFIX: Record<Mode, string> = { live: 'spk_live_', test: 'spk_test_' };
 

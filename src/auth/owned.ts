@@ -1,7 +1,7 @@
 // Objects that belong to an organization in one mode (calls, sessions): what a payer may see of them.
 import type { Knex } from 'knex';
 import { readShared } from '../db/sharedReads.js';
-import type { Payer } from '../auth/principal.js';
+import type { Payer } from './principal.js';
 import { errors } from '../errors.js';
 import { statement, type Statement } from '../db/statement.js';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { errors } from '../errors.js';
 import type { components } from '../generated/api.js';
-import type { RedisAvailability } from '../redis.js';
+import type { RedisAvailability } from './redis.js';
 
 export type Readiness = components['schemas']['ReadinessOut'];
 

@@ -1,17 +1,17 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import type { EngineRegistry } from './engines/registry.js';
-import type { PrincipalCache } from './auth/principalCache.js';
-import type { RevocationBus } from './auth/revocation.js';
-import type { EventBus } from './events/bus.js';
-import type { Metrics } from './metrics.js';
-import type { FailedAttempts } from './ratelimit/failedAttempts.js';
-import type { RateLimitStore } from './ratelimit/store.js';
-import type { ConnectionSlots } from './realtime/connectionSlots.js';
-import type { LiveStreamGroups } from './http/liveStreamGroups.js';
-import type { PresentedMessages } from './sessions/presentedMessages.js';
-import type { RedisAvailability } from './redis.js';
+import type { Config } from '../config.js';
+import type { EngineRegistry } from '../engines/registry.js';
+import type { PrincipalCache } from '../auth/principalCache.js';
+import type { RevocationBus } from '../auth/revocation.js';
+import type { EventBus } from '../events/bus.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { FailedAttempts } from '../ratelimit/failedAttempts.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
+import type { ConnectionSlots } from '../ratelimit/connectionSlots.js';
+import type { LiveStreamGroups } from './liveStreamGroups.js';
+import type { PresentedMessages } from '../sessions/presentedMessages.js';
+import type { RedisAvailability } from '../deployment/redis.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -54,7 +54,7 @@ export interface AppContext {
   liveStreams: LiveStreamGroups;
   /** The port PBXs connect to for AudioSocket lines, once bound. */
   audioSocketPort: number;
-  /** This server instance (src/instances.ts): the holds and running requests it owns carry it. */
+  /** This server instance (src/deployment/instances.ts): the holds and running requests it owns carry it. */
   instanceId: string;
   /** The wall clock of console sessions and OAuth codes and tokens, and their expiry (Date.now; tests put a fake one here). */
   now: () => number;

@@ -1,18 +1,19 @@
 import express from 'express';
-import type { AppContext } from './appContext.js';
-import { consoleRouter } from './console/router.js';
-import { applyPublicCors } from './http/cors.js';
-import { errorHandler } from './http/errorHandler.js';
-import { metricsRouter } from './http/metricsRoute.js';
-import { logRequest } from './http/requestLog.js';
-import { operationsRouter, unmatchedOperation } from './http/router.js';
-import { setNoSniff } from './http/securityHeaders.js';
-import { twilioWebhooksRouter } from './http/twilioWebhooks.js';
-import { authorizePageRouter } from './web/authorizePage.js';
-import { callPageRouter } from './web/callPage.js';
-import { chatPageRouter } from './web/chatPage.js';
-import { asyncApiRouter } from './web/asyncapiDocs.js';
-import { docsRouter } from './web/docs.js';
+import type { AppContext } from '../http/context.js';
+import { consoleRouter } from '../console/router.js';
+import { applyPublicCors } from '../http/cors.js';
+import { errorHandler } from '../http/errorHandler.js';
+import { metricsRouter } from '../http/metricsRoute.js';
+import { logRequest } from '../http/requestLog.js';
+import { operationsRouter, unmatchedOperation } from '../http/router.js';
+import { operationTable } from '../../handlers/operations.js';
+import { setNoSniff } from '../http/securityHeaders.js';
+import { twilioWebhooksRouter } from '../http/twilioWebhooks.js';
+import { authorizePageRouter } from '../console/authorizePage.js';
+import { callPageRouter } from '../web/callPage.js';
+import { chatPageRouter } from '../web/chatPage.js';
+import { asyncApiRouter } from '../web/asyncapiDocs.js';
+import { docsRouter } from '../web/docs.js';
 
 export function createApp(app: AppContext): express.Express {
   const server = express();
@@ -30,7 +31,7 @@ export function createApp(app: AppContext): express.Express {
     if (!applyPublicCors(req, res)) next();
   });
   // The operations first: no operation's path is also a page's, and most requests are operations.
-  server.use(operationsRouter(app));
+  server.use(operationsRouter(app, operationTable));
   server.use(docsRouter(app.config.publicBaseUrl));
   server.use(asyncApiRouter(app));
   server.use(chatPageRouter());
@@ -39,7 +40,7 @@ export function createApp(app: AppContext): express.Express {
   server.use(twilioWebhooksRouter(app));
   server.use(callPageRouter());
   server.use(authorizePageRouter(app));
-  server.use(unmatchedOperation());
+  server.use(unmatchedOperation(operationTable));
   server.use(errorHandler(app.logger));
   return server;
 }

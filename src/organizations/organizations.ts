@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { newId } from '../ids.js';
+import { newId } from '../lib/ids.js';
 import { creditBalance, fromMicros, fromNullableMicros, toMicros } from '../money/index.js';
-import { getOrganization, type OrganizationRow } from './organizationRows.js';
+import { getOrganization, type OrganizationRow } from '../db/organizations.js';
 
-export { findOrganization, getOrganization, type OrganizationRow } from './organizationRows.js';
+export { findOrganization, getOrganization, type OrganizationRow } from '../db/organizations.js';
 
 export interface Organization {
   org_id: string;

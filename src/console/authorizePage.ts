@@ -4,13 +4,13 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Response } from 'express';
-import type { AppContext } from '../appContext.js';
-import { signInUrl, signedInMember, checkCsrf, type SignedInMember } from '../console/session.js';
+import type { AppContext } from '../http/context.js';
+import { signInUrl, signedInMember, checkCsrf, type SignedInMember } from './session.js';
 import { ApiError } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurityPolicy } from '../http/securityHeaders.js';
-import { escapeHtml, htmlDocument } from './html.js';
-import { SCOPE_WORDS } from './scopeWords.js';
+import { escapeHtml, htmlDocument } from '../web/html.js';
+import { SCOPE_WORDS } from '../web/scopeWords.js';
 import {
   approve,
   backToApp,

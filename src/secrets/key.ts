@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 
 export const SECRETS_KEY_FILE = 'secrets.key';
 

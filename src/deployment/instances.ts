@@ -5,9 +5,9 @@
 import { hostname } from 'node:os';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { newId } from './ids.js';
-import { releaseOrphanedHolds } from './money/index.js';
-import { forgetRequestsOfDeadInstances } from './services/idempotency.js';
+import { newId } from '../lib/ids.js';
+import { releaseOrphanedHolds } from '../money/index.js';
+import { forgetRequestsOfDeadInstances } from '../idempotency/idempotency.js';
 
 /** An instance is taken for dead after missing this many heartbeats in a row. */
 export const MISSED_HEARTBEATS = 3;
