@@ -200,6 +200,8 @@ interface Result {
   /** CPU time (user and system) of the stage's processes, which a loaded machine changes less than `ms`. */
   cpuMs?: number;
   detail: string;
+  /** What failed, repeated at the very end: a log that keeps only its tail still names it. */
+  failures: string[];
 }
 
 const running = new Set<number>();
@@ -253,9 +255,27 @@ function runStage(stage: Stage): Promise<Result> {
       const shown = text.trim() ? text.replace(/\n?$/, '\n') : '(no output)\n';
       const cpuMs = childrenCpuMs(times);
       process.stdout.write(`\n===== ${stage.name}: ${status} in ${seconds(ms)}${cpuMs === undefined ? '' : `, CPU ${seconds(cpuMs)}`} =====\n${shown}===== end of ${stage.name} =====\n\n`);
-      resolve({ stage, status, ms, cpuMs, detail });
+      resolve({ stage, status, ms, cpuMs, detail, failures: status === 'passed' ? [] : failuresIn(stripAnsi(text)) });
     });
   });
+}
+
+/**
+ * The lines that name what failed: vitest's failed tests and files (`FAIL`, `×`) with the first line
+ * of each error, Dredd's `fail:` lines, and any `Error` a stage printed; at most 40.
+ */
+function failuresIn(text: string): string[] {
+  const lines = text.split('\n');
+  const picked = new Set<string>();
+  lines.forEach((line, i) => {
+    if (/^\s*(FAIL|×|✗|fail:)\s/.test(line)) {
+      picked.add(line.trim());
+      const error = lines.slice(i + 1, i + 8).find((next) => /(Error|expected|Timeout|timed out)/i.test(next));
+      if (error) picked.add(`    ${error.trim()}`);
+    }
+  });
+  if (!picked.size) for (const line of lines) if (/\bError\b/.test(line)) picked.add(line.trim());
+  return [...picked].slice(0, 40);
 }
 
 /** The user and system time of the children in the output of the shell's `times` (its second line: "0m41.630000s 0m5.120000s"). */
@@ -329,6 +349,10 @@ async function main(): Promise<number> {
     const status = result?.status ?? 'not run';
     const cpu = result?.cpuMs === undefined ? '' : `CPU ${seconds(result.cpuMs)}`;
     console.log(`  ${stage.name.padEnd(12)} ${status.padEnd(9)} ${(result ? seconds(result.ms) : '').padStart(8)} ${cpu.padStart(12)}  ${result?.detail ?? ''}`);
+  }
+  for (const result of results) {
+    if (!result.failures.length) continue;
+    console.log(`\n${result.stage.name} failed on:\n  ${result.failures.join('\n  ')}`);
   }
   return failed.length ? 1 : 0;
 }
