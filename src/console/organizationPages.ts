@@ -16,8 +16,15 @@ import { listSessions } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
 import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js';
+import { createInvitation, createPasswordReset } from '../members/links.js';
+import { isMembersPassword, listMembers, MEMBER_ROLES, removeMember, setPassword, updateMember, type MemberRole } from '../members/members.js';
+import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
+import { endMemberSessions } from '../members/sessions.js';
+import { leaveFlash, takeFlashes, type Flash } from './flash.js';
 import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
-import { checkCsrf, isSameOriginPath, readCookie, signedInMember, signInUrl, type SignedInMember } from './session.js';
+import { checkCsrf, isSameOriginPath, readCookie, requireRole, signedInMember, signInUrl, type SignedInMember } from './session.js';
+import { accountPage } from './views/account.js';
+import { membersPage } from './views/members.js';
 import { callsPage, LIST_LIMIT, sessionsPage } from './views/activity.js';
 import { appsPage } from './views/apps.js';
 import { eventsPage } from './views/events.js';
@@ -44,7 +51,7 @@ const formValue = (req: Request, name: string): string => formValues(req, name)[
 const statusQuery = <S extends string>(req: Request, allowed: readonly S[]): S | undefined =>
   allowed.find((s) => s === req.query.status);
 
-export function organizationPages(app: AppContext, cookie: { secure: boolean }): express.Router {
+export function organizationPages(app: AppContext, cookie: { secure: boolean; clearSession: (res: Response) => void }): express.Router {
   const router = express.Router();
 
   /** The member, or (a page) off to sign-in and back, or (a form, the stream) 401. */
@@ -55,13 +62,27 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     res.redirect(303, signInUrl(req.originalUrl));
     return null;
   };
-  /** The member of a form post, its CSRF token checked. */
-  const poster = async (req: Request, res: Response): Promise<SignedInMember> => {
+  /** The member of a form post, its CSRF token checked, whose role may do what `needed` may (admin: any change of data). */
+  const poster = async (req: Request, res: Response, needed: MemberRole = 'admin'): Promise<SignedInMember> => {
     const found = (await member(req, res))!;
     checkCsrf(found, req);
+    requireRole(found, needed);
     return found;
   };
   const viewOf = (signedIn: SignedInMember, req: Request, path: SectionPath, mode = modeOf(req)): ConsoleView => ({ member: signedIn, mode, path });
+  /** The view of a page, with what the form before it left (said once; a reload shows it no more). */
+  const pageView = async (signedIn: SignedInMember, req: Request, path: SectionPath): Promise<{ view: ConsoleView; flashes: Flash[] }> => {
+    const flashes = await takeFlashes(app, signedIn.sessionId);
+    const notices = flashes.flatMap((f) => (f.kind === 'notice' ? [f.text] : []));
+    return { view: { ...viewOf(signedIn, req, path), notices }, flashes };
+  };
+  const flashOf = <K extends Flash['kind']>(flashes: Flash[], kind: K) => flashes.find((f): f is Extract<Flash, { kind: K }> => f.kind === kind);
+  /** Post/redirect/get: the page to show next, with what to say there once. */
+  const after = async (res: Response, signedIn: SignedInMember, to: string, ...flashes: Flash[]) => {
+    for (const flash of flashes) await leaveFlash(app, signedIn.sessionId, flash);
+    res.redirect(303, to);
+  };
+  const notice = (text: string): Flash => ({ kind: 'notice', text });
   const page = (res: Response, html: string, status = 200) => res.status(status).type('html').send(html);
   const setMode = (res: Response, mode: Mode) =>
     res.cookie(MODE_COOKIE, mode, { httpOnly: true, sameSite: 'lax', secure: cookie.secure, path: '/console' });
@@ -82,7 +103,8 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   router.get('/console/keys', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    page(res, keysPage(viewOf(signedIn, req, '/console/keys'), await listApiKeys(app.db, signedIn.orgId)));
+    const { view, flashes } = await pageView(signedIn, req, '/console/keys');
+    page(res, keysPage(view, await listApiKeys(app.db, signedIn.orgId), { created: flashOf(flashes, 'key')?.created }));
   });
 
   router.post('/console/keys', parseForm, async (req, res) => {
@@ -97,25 +119,27 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     const created = await createApiKey(app.db, signedIn.orgId, mode, scopes);
     // The new key's mode is the one in view from now on, so that it is listed beside the others.
     setMode(res, mode);
-    page(res, keysPage({ ...view, mode }, await listApiKeys(app.db, signedIn.orgId), { created }), 201);
+    await after(res, signedIn, '/console/keys', { kind: 'key', created });
   });
 
   router.post('/console/keys/:keyId/revoke', parseForm, async (req, res) => {
     const signedIn = await poster(req, res);
-    await revokeApiKey(app, String(req.params.keyId), signedIn.orgId);
-    res.redirect(303, '/console/keys');
+    const keyId = String(req.params.keyId);
+    await revokeApiKey(app, keyId, signedIn.orgId);
+    await after(res, signedIn, '/console/keys', notice(`Key ${keyId} is revoked: requests with it are refused.`));
   });
 
   router.get('/console/apps', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    page(res, appsPage(viewOf(signedIn, req, '/console/apps'), await listConnectedApps(app.db, signedIn.orgId)));
+    const { view } = await pageView(signedIn, req, '/console/apps');
+    page(res, appsPage(view, await listConnectedApps(app.db, signedIn.orgId)));
   });
 
   router.post('/console/apps/:connectionId/revoke', parseForm, async (req, res) => {
     const signedIn = await poster(req, res);
     await revokeConnections(app, { id: String(req.params.connectionId), org_id: signedIn.orgId }, 'revoked in the console');
-    res.redirect(303, '/console/apps');
+    await after(res, signedIn, '/console/apps', notice('The app is disconnected: its tokens no longer work.'));
   });
 
   router.get('/console/calls', async (req, res) => {
@@ -146,13 +170,21 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   });
 
   /** The webhooks page of the view, each endpoint with its newest deliveries. */
-  const showWebhooks = async (res: Response, view: ConsoleView, outcome: WebhooksOutcome = {}, status = 200) => {
+  const showWebhooks = async (
+    res: Response,
+    view: ConsoleView,
+    outcome: WebhooksOutcome = {},
+    status = 200,
+    made?: Extract<Flash, { kind: 'webhookSecret' }>,
+  ) => {
     const payer: Payer = { orgId: view.member.orgId, mode: view.mode };
     const endpoints = await listEndpoints(app, payer);
     const items = await Promise.all(
       endpoints.map(async (endpoint) => ({ endpoint, deliveries: await deliveriesOf(app.db, endpoint.id, { limit: RECENT_DELIVERIES }) })),
     );
-    page(res, webhooksPage(view, items, outcome), status);
+    const endpoint = made && endpoints.find((e) => e.id === made.endpointId);
+    const secret = made && endpoint ? { endpoint, secret: made.secret, rotated: made.rotated } : outcome.secret;
+    page(res, webhooksPage(view, items, { ...outcome, secret }), status);
   };
   /**
    * A webhook form acts in the mode its page showed (its `mode` field), which becomes the mode in view:
@@ -170,7 +202,9 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   router.get('/console/webhooks', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    await showWebhooks(res, viewOf(signedIn, req, '/console/webhooks'));
+    const { view, flashes } = await pageView(signedIn, req, '/console/webhooks');
+    const made = flashOf(flashes, 'webhookSecret');
+    await showWebhooks(res, view, {}, 200, made);
   });
 
   router.post('/console/webhooks', parseForm, async (req, res) => {
@@ -182,8 +216,8 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
       events: formValues(req, 'events'),
     };
     try {
-      const { secret, ...endpoint } = await createEndpoint(app, payer, endpointInput(form));
-      await showWebhooks(res, view, { secret: { endpoint, secret, rotated: false } }, 201);
+      const { secret, id } = await createEndpoint(app, payer, endpointInput(form));
+      await after(res, view.member, `/console/webhooks#${encodeURIComponent(id)}`, { kind: 'webhookSecret', endpointId: id, secret, rotated: false });
     } catch (err) {
       // Refused (a bad URL, a private address, too many endpoints): said in the page, the form kept.
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
@@ -205,8 +239,8 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
 
   router.post('/console/webhooks/:endpointId/rotate', parseForm, async (req, res) => {
     const { view, payer } = await webhookPoster(req, res);
-    const { secret, ...endpoint } = await rotateSecret(app, payer, String(req.params.endpointId));
-    await showWebhooks(res, view, { secret: { endpoint, secret, rotated: true } });
+    const { secret, id } = await rotateSecret(app, payer, String(req.params.endpointId));
+    await after(res, view.member, `/console/webhooks#${encodeURIComponent(id)}`, { kind: 'webhookSecret', endpointId: id, secret, rotated: true });
   });
 
   router.post('/console/webhooks/:endpointId/delete', parseForm, async (req, res) => {
@@ -223,8 +257,93 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     backToWebhooks(res, endpointId);
   });
 
+  // Members: everyone reads the list; owners change it.
+  const showMembers = async (res: Response, view: ConsoleView, outcome: Parameters<typeof membersPage>[2] = {}, status = 200) =>
+    page(res, membersPage(view, await listMembers(app.db, view.member.orgId), outcome), status);
+
+  router.get('/console/members', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const { view, flashes } = await pageView(signedIn, req, '/console/members');
+    await showMembers(res, view, { link: flashOf(flashes, 'link') });
+  });
+
+  router.post('/console/members/invite', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'owner');
+    const email = formValue(req, 'email').trim();
+    const role = MEMBER_ROLES.find((r) => r === formValue(req, 'role'));
+    const refuse = (error: string, status = 422) => showMembers(res, viewOf(signedIn, req, '/console/members'), { error, email }, status);
+    if (!role) return refuse('Choose a role.');
+    if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) return refuse('Enter the email of the person to invite.');
+    try {
+      const link = await createInvitation(app.db, app.config.publicBaseUrl, signedIn.orgId, { email, role, createdBy: signedIn.id }, app.now());
+      await after(res, signedIn, '/console/members', { kind: 'link', link, purpose: 'invitation', email: email.toLowerCase() });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 409) throw err;
+      await refuse('This email is already a member of the organization.', 409);
+    }
+  });
+
+  /** An owner's change of member `:memberId`, then back to the list. */
+  const memberChange = (action: string, change: (signedIn: SignedInMember, memberId: string, req: Request) => Promise<Flash>) =>
+    router.post(`/console/members/:memberId/${action}`, parseForm, async (req, res) => {
+      const signedIn = await poster(req, res, 'owner');
+      const flash = await change(signedIn, String(req.params.memberId), req);
+      await after(res, signedIn, '/console/members', flash);
+    });
+
+  memberChange('role', async (signedIn, memberId, req) => {
+    const role = MEMBER_ROLES.find((r) => r === formValue(req, 'role'));
+    if (!role) throw errors.badRequest('role must be owner, admin or viewer');
+    const changed = await updateMember(app, signedIn.orgId, memberId, { role }, app.now());
+    return notice(`${changed.email} is now ${role === 'admin' || role === 'owner' ? 'an' : 'a'} ${role}.`);
+  });
+  memberChange('disable', async (signedIn, memberId) => {
+    const changed = await updateMember(app, signedIn.orgId, memberId, { disabled: true }, app.now());
+    return notice(`${changed.email} is disabled and signed out everywhere.`);
+  });
+  memberChange('enable', async (signedIn, memberId) => {
+    const changed = await updateMember(app, signedIn.orgId, memberId, { disabled: false }, app.now());
+    return notice(`${changed.email} may sign in again.`);
+  });
+  memberChange('remove', async (signedIn, memberId) => {
+    await removeMember(app, signedIn.orgId, memberId);
+    return notice('The member is removed and signed out everywhere.');
+  });
+  memberChange('password_reset', async (signedIn, memberId) => {
+    const link = await createPasswordReset(app.db, app.config.publicBaseUrl, signedIn.orgId, memberId, signedIn.id, app.now());
+    const email = (await listMembers(app.db, signedIn.orgId)).find((m) => m.id === memberId)!.email;
+    return { kind: 'link', link, purpose: 'password_reset', email };
+  });
+
+  // The member's own account: any role may change their own password and sign out everywhere.
+  router.get('/console/account', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const { view } = await pageView(signedIn, req, '/console/account');
+    page(res, accountPage(view));
+  });
+
+  router.post('/console/account/password', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    const current = formValue(req, 'current_password');
+    const next = formValue(req, 'new_password');
+    const refuse = (error: string, status: number) => page(res, accountPage(viewOf(signedIn, req, '/console/account'), error), status);
+    if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return refuse(`The new password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`, 422);
+    if (current.length > 1024 || !(await isMembersPassword(app.db, signedIn.id, current))) return refuse('The current password is not right.', 403);
+    await setPassword(app, signedIn.id, next, signedIn.sessionId);
+    await after(res, signedIn, '/console/account', notice('Your password is changed; your other sessions are signed out.'));
+  });
+
+  router.post('/console/account/sign-out-everywhere', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    await endMemberSessions(app, signedIn.id);
+    cookie.clearSession(res);
+    res.redirect(303, '/console/sign-in');
+  });
+
   router.post('/console/mode', parseForm, async (req, res) => {
-    await poster(req, res);
+    await poster(req, res, 'viewer');
     const mode = formValue(req, 'mode');
     if (mode !== 'live' && mode !== 'test') throw errors.badRequest('mode must be live or test');
     setMode(res, mode);

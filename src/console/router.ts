@@ -6,14 +6,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../http/context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 import { memberByPassword, normalEmail } from '../members/members.js';
+import { openLink, useLink } from '../members/links.js';
+import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
 import { endMemberSession, startMemberSession } from '../members/sessions.js';
 import { problemPage } from './layout.js';
 import { organizationPages } from './organizationPages.js';
-import { signInPage } from './pages.js';
+import { linkPage, signInPage, usedLinkPage } from './pages.js';
 import { checkCsrf, isForeignOrigin, isHttps, isSameOriginPath, readCookie, sessionCookieName, signedInMember } from './session.js';
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '../web/console');
@@ -73,7 +75,9 @@ export function consoleRouter(app: AppContext): express.Router {
   router.get('/console/sign-in', async (req, res) => {
     // Already signed in (an OAuth authorization sends members here too): straight on.
     if (await signedInMember(app, req)) return res.redirect(303, returnToOf(req));
-    showSignIn(req, res, 200);
+    // A used invitation or reset link comes here with the email to sign in with.
+    const email = typeof req.query.email === 'string' && req.query.email.length <= 254 ? req.query.email : undefined;
+    showSignIn(req, res, 200, { email });
   });
 
   router.post('/console/sign-in', parseForm, async (req, res) => {
@@ -128,7 +132,30 @@ export function consoleRouter(app: AppContext): express.Router {
     res.redirect(303, '/console/sign-in');
   });
 
-  router.use(organizationPages(app, { secure }));
+  // One-time links (an invitation, a password reset): the token in the path is the capability; a
+  // browser's Origin must still be this server's. A used or expired link gets 410.
+  const linkRoute = '/console/link/:token';
+  const showLink = async (req: express.Request, res: express.Response, status: number, error?: string) => {
+    const token = String(req.params.token);
+    const link = await openLink(app.db, token, app.now());
+    res.status(status).type('html').send(linkPage({ token, ...link, error, minLength: MIN_PASSWORD_LENGTH }));
+  };
+  router.get(linkRoute, async (req, res) => showLink(req, res, 200));
+  router.post(linkRoute, parseForm, async (req, res) => {
+    if (isForeignOrigin(req)) throw errors.invalidCsrfToken();
+    const password = field(req.body, 'new_password') ?? '';
+    if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024 || !storable(password)) {
+      return showLink(req, res, 422, `The password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`);
+    }
+    const email = await useLink(app, String(req.params.token), password, app.now());
+    res.redirect(303, `/console/sign-in?email=${encodeURIComponent(email)}`);
+  });
+  router.use('/console/link', (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!(err instanceof ApiError) || err.status !== 410 || res.headersSent) return next(err);
+    res.status(410).type('html').send(usedLinkPage(err.message));
+  });
+
+  router.use(organizationPages(app, { secure, clearSession: (res) => res.clearCookie(cookieName, cookieBase) }));
 
   // A console page or form that was refused: a page saying why (the live view's stream gets JSON).
   router.use('/console', (err: unknown, req: Request, res: Response, next: NextFunction) => {

@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { RevocationBus } from '../auth/revocation.js';
 import { hashSecret, newId, newSecret, randomBase62 } from '../lib/ids.js';
-import type { MemberRole } from './members.js';
+import type { MemberRole } from './roles.js';
 
 interface MemberSessionRow {
   id: string;
@@ -57,6 +57,7 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
     .join('members as m', 'm.id', 's.member_id')
     .join('organizations as o', 'o.id', 'm.org_id')
     .where('s.token_hash', hashSecret(token))
+    .whereNull('m.disabled_at')
     .first(
       's.id',
       's.csrf_secret',
@@ -97,7 +98,34 @@ export async function endMemberSession(deps: { db: Knex; revocations: Revocation
   await deps.revocations.announce(sessionId);
 }
 
+/** Ends every console session of a member (but `except`), on every instance. */
+export async function endMemberSessions(deps: { db: Knex; revocations: RevocationBus }, memberId: string, except?: string): Promise<void> {
+  const ended = await deps
+    .db('member_sessions')
+    .where({ member_id: memberId })
+    .modify((q) => {
+      if (except) q.whereNot({ id: except });
+    })
+    .delete()
+    .returning('id');
+  for (const { id } of ended as Array<{ id: string }>) await deps.revocations.announce(id);
+}
+
 /** Deletes sessions that expired before `nowMs` (an expired session already opens nothing). */
 export async function purgeExpiredMemberSessions(db: Knex, nowMs: number): Promise<number> {
   return db('member_sessions').where('expires_at', '<=', new Date(nowMs)).delete();
+}
+
+/**
+ * Leaves `sealed` for the session's next page: a form answers with a redirect (post/redirect/get), and
+ * what it made (a secret shown once) waits here, sealed, until that page takes it.
+ */
+export async function leaveForNextPage(db: Knex, sessionId: string, sealed: string): Promise<void> {
+  await db('console_flashes').insert({ session_id: sessionId, sealed });
+}
+
+/** What forms left for the session's next page, oldest first; taken once (a reload shows nothing again). */
+export async function takeLeftForPage(db: Knex, sessionId: string): Promise<string[]> {
+  const rows: Array<{ id: number | string; sealed: string }> = await db('console_flashes').where({ session_id: sessionId }).delete().returning(['id', 'sealed']);
+  return rows.sort((a, b) => Number(a.id) - Number(b.id)).map((row) => row.sealed);
 }

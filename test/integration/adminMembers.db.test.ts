@@ -33,6 +33,7 @@ describe(`admin API: members and the read side (${backendName})`, () => {
         email: 'ada.lovelace@example.com',
         role: 'admin',
         created_at: expect.any(String),
+        disabled_at: null,
       });
       const owner = await admin('POST', `/admin/orgs/${orgId}/members`, { email: 'owner@example.com', password, role: 'owner' });
       expect(owner.status).toBe(201);

@@ -4,7 +4,8 @@ import { ALL_SCOPES, type Mode, type Scope } from '../../auth/principal.js';
 import type { ApiKeyInfo, CreatedApiKey } from '../../auth/apiKeys.js';
 import { escapeHtml } from '../../web/html.js';
 import { SCOPE_WORDS } from '../../web/scopeWords.js';
-import { consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+import { confirmForm, consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+import { hasRole } from '../session.js';
 
 const scopeList = (scopes: Scope[]) =>
   scopes.length === ALL_SCOPES.length ? 'all' : scopes.map((s) => `<code title="${escapeHtml(SCOPE_WORDS[s])}">${s}</code>`).join(' ');
@@ -38,6 +39,7 @@ const newKeyBox = (created: CreatedApiKey) => `<section class="secret" aria-labe
 </section>`;
 
 export function keysPage(view: ConsoleView, keys: ApiKeyInfo[], outcome: { created?: CreatedApiKey; error?: string } = {}): string {
+  const admin = hasRole(view.member, 'admin');
   const rows = keys
     .filter((key) => key.mode === view.mode)
     .map((key) => [
@@ -47,13 +49,21 @@ export function keysPage(view: ConsoleView, keys: ApiKeyInfo[], outcome: { creat
       timeOf(key.last_used_at),
       key.revoked_at
         ? `Revoked ${timeOf(key.revoked_at)}`
-        : `<form class="inline" method="post" action="/console/keys/${encodeURIComponent(key.id)}/revoke">${csrfField(view.member)}<button type="submit" class="danger" aria-label="Revoke ${key.id}">Revoke</button></form>`,
+        : admin
+          ? confirmForm(view.member, {
+              url: `/console/keys/${encodeURIComponent(key.id)}/revoke`,
+              summary: 'Revoke…',
+              question: `Revoke ${key.id}? Every request and event stream with it is refused from now on; this cannot be undone.`,
+              button: 'Revoke',
+              label: `Revoke ${key.id}`,
+            })
+          : '',
     ]);
   return consolePage(
     view,
     'API keys',
     `${outcome.created ? newKeyBox(outcome.created) : ''}
 ${table(`${view.mode} API keys`, ['Key', 'Scopes', 'Created', 'Last used', ''], rows, `No ${view.mode} keys yet.`)}
-${createForm(view, outcome.error)}`,
+${admin ? createForm(view, outcome.error) : ''}`,
   );
 }

@@ -5,7 +5,8 @@ import type { DeliveryOut } from '../../webhooks/deliveries.js';
 import type { WebhookEndpointOut } from '../../webhooks/endpoints.js';
 import { RETRY_FOR_MS } from '../../webhooks/worker.js';
 import { escapeHtml } from '../../web/html.js';
-import { consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+import { confirmForm, consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+import { hasRole } from '../session.js';
 import { BLANK_FORM, DESCRIPTION_MAX_LENGTH, EVENT_TYPES, URL_MAX_LENGTH, type EndpointForm } from '../webhookForm.js';
 
 /** The deliveries shown per endpoint, newest first. */
@@ -54,13 +55,36 @@ function deliveriesTable(view: ConsoleView, { endpoint, deliveries }: EndpointVi
     String(delivery.attempts.length),
     lastAnswer(delivery),
     delivery.next_attempt_at ? timeOf(delivery.next_attempt_at) : '<span class="muted">none</span>',
-    endpoint.disabled
+    endpoint.disabled || !hasRole(view.member, 'admin')
       ? ''
       : button(view, `${base}/deliveries/${encodeURIComponent(delivery.id)}/resend`, 'Resend', `Resend ${delivery.id}`),
   ]);
   return `<h4>Recent deliveries</h4>
 ${table(`Deliveries to ${endpoint.url}`, ['Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', ''], rows, 'No deliveries yet.')}
 ${endpoint.disabled && rows.length ? '<p class="muted">Enable the endpoint to send deliveries again.</p>' : ''}`;
+}
+
+/** Disable or enable, rotate the secret and delete, each destructive one asked again. */
+function actions(view: ConsoleView, endpoint: WebhookEndpointOut, toggle: string): string {
+  const base = `/console/webhooks/${encodeURIComponent(endpoint.id)}`;
+  const mode = `<input type="hidden" name="mode" value="${view.mode}">`;
+  return `<div class="actions">${toggle}
+${confirmForm(view.member, {
+  url: `${base}/rotate`,
+  summary: 'Rotate secret…',
+  question: 'Make a new signing secret? Deliveries are signed with the new one only: a receiver checking the old secret refuses them until it has the new one.',
+  button: 'Rotate secret',
+  label: `Rotate secret of ${endpoint.id}`,
+  fields: mode,
+})}
+${confirmForm(view.member, {
+  url: `${base}/delete`,
+  summary: 'Delete…',
+  question: 'Delete this endpoint? It gets no more events, and its deliveries are forgotten.',
+  button: 'Delete endpoint',
+  label: `Delete endpoint ${endpoint.id}`,
+  fields: mode,
+})}</div>`;
 }
 
 function endpointSection(view: ConsoleView, item: EndpointView): string {
@@ -79,13 +103,7 @@ function endpointSection(view: ConsoleView, item: EndpointView): string {
 <dt>State</dt><dd>${stateOf(endpoint)}</dd>
 <dt>Created</dt><dd>${timeOf(endpoint.created_at)}</dd>
 </dl>
-<div class="actions">${toggle}
-${button(view, `${base}/rotate`, 'Rotate secret', `Rotate secret of ${endpoint.id}`)}
-<details class="confirm"><summary>Delete…</summary>
-<form method="post" action="${base}/delete">${formFields(view)}
-<p>Delete this endpoint? It gets no more events, and its deliveries are forgotten.</p>
-<button type="submit" class="danger" aria-label="Delete endpoint ${escapeHtml(endpoint.id)}">Delete endpoint</button>
-</form></details></div>
+${hasRole(view.member, 'admin') ? actions(view, endpoint, toggle) : ''}
 ${deliveriesTable(view, item)}
 </section>`;
 }
@@ -127,6 +145,6 @@ export function webhooksPage(view: ConsoleView, endpoints: EndpointView[], outco
     `${outcome.secret ? secretBox(outcome.secret) : ''}
 <p class="muted">The organization's ${view.mode} events are POSTed to each enabled endpoint that wants their type, signed with its secret.</p>
 ${endpoints.length ? endpoints.map((item) => endpointSection(view, item)).join('\n') : `<p class="muted empty">No ${view.mode} webhook endpoints yet.</p>`}
-${createForm(view, outcome.refused)}`,
+${hasRole(view.member, 'admin') ? createForm(view, outcome.refused) : ''}`,
   );
 }
