@@ -8,9 +8,10 @@ import { listCalls } from '../calls/calls.js';
 import { ApiError, errors } from '../errors.js';
 import { openEventStream } from '../http/sse.js';
 import { parseForm } from '../http/router.js';
+import { unstorableParts } from '../http/storableInput.js';
 import { dailyUsage, usageWindowStart } from '../money/index.js';
 import { listConnectedApps, revokeConnections } from '../oauth/connections.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../auth/apiKeys.js';
+import { createApiKey, KEY_NAME_MAX_LENGTH, listApiKeys, revokeApiKey, rollApiKey, ROLL_OVERLAPS_MS } from '../auth/apiKeys.js';
 import { getOrganization, presentOrganization } from '../organizations/organizations.js';
 import { listSessions } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
@@ -116,7 +117,9 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     if (mode !== 'live' && mode !== 'test') return refuse('Choose live or test.');
     if (!scopes.length) return refuse('Choose at least one scope.');
     if (!scopes.every((s): s is Scope => (ALL_SCOPES as readonly string[]).includes(s))) return refuse('Unknown scope.');
-    const created = await createApiKey(app.db, signedIn.orgId, mode, scopes);
+    const name = formValue(req, 'name').trim();
+    if (name.length > KEY_NAME_MAX_LENGTH || unstorableParts([['body', { name }]]).length) return refuse(`The name may have ${KEY_NAME_MAX_LENGTH} characters (no NUL).`);
+    const created = await createApiKey(app.db, signedIn.orgId, mode, scopes, { name, createdBy: signedIn.email });
     // The new key's mode is the one in view from now on, so that it is listed beside the others.
     setMode(res, mode);
     await after(res, signedIn, '/console/keys', { kind: 'key', created });
@@ -127,6 +130,16 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const keyId = String(req.params.keyId);
     await revokeApiKey(app, keyId, signedIn.orgId);
     await after(res, signedIn, '/console/keys', notice(`Key ${keyId} is revoked: requests with it are refused.`));
+  });
+
+  router.post('/console/keys/:keyId/roll', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res);
+    const overlapMs = Number(formValue(req, 'overlap_seconds')) * 1000;
+    if (!(ROLL_OVERLAPS_MS as readonly number[]).includes(overlapMs)) throw errors.badRequest('overlap_seconds must be 0, 3600, 86400 or 604800');
+    const keyId = String(req.params.keyId);
+    const { created, oldKeyExpiresAt } = await rollApiKey(app, keyId, signedIn.orgId, overlapMs, signedIn.email, app.now());
+    const old = oldKeyExpiresAt ? `${keyId} keeps working until ${oldKeyExpiresAt.slice(0, 16).replace('T', ' ')} UTC.` : `${keyId} is revoked.`;
+    await after(res, signedIn, '/console/keys', { kind: 'key', created }, notice(`Rolled: ${created.id} replaces ${keyId}; ${old}`));
   });
 
   router.get('/console/apps', async (req, res) => {

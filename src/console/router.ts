@@ -90,13 +90,11 @@ export function consoleRouter(app: AppContext): express.Router {
     }
     if (!email || !password) return showSignIn(req, res, 422, { email, error: 'Enter your email and password.' });
 
-    // Guessing: refused sign-ins count against the client's address and against the email.
+    // Guessing: refused sign-ins slow down the address and the email they came from and were for; an
+    // address that has not been failing is never made to wait (src/ratelimit/signInThrottle.ts).
     const address = app.failedAttempts.addressOf(req);
-    const emailKey = `sign-in:${hash('sha256', normalEmail(email), 'hex')}`;
-    const { signInFailuresPerEmail: perEmail, signInFailureWindowMs: windowMs } = app.config.console;
-    const addressWait = await app.failedAttempts.retryAfter(address);
-    const emailCheck = await app.rateLimits.peek(emailKey, perEmail, windowMs);
-    const wait = Math.max(addressWait, emailCheck.allowed ? 0 : emailCheck.retryAfterSeconds);
+    const emailKey = hash('sha256', normalEmail(email), 'hex');
+    const wait = Math.max(await app.failedAttempts.retryAfter(address), await app.signInThrottle.retryAfter(address, emailKey, app.now()));
     if (wait) {
       res.set('Retry-After', String(wait));
       return showSignIn(req, res, 429, { email, error: `Too many failed sign-ins. Try again in ${wait} seconds.` });
@@ -108,7 +106,7 @@ export function consoleRouter(app: AppContext): express.Router {
         : undefined;
     if (!member) {
       await app.failedAttempts.record(address);
-      await app.rateLimits.hit(emailKey, perEmail, windowMs);
+      await app.signInThrottle.refused(address, emailKey, app.now());
       return showSignIn(req, res, 401, { email, error: WRONG_CREDENTIALS });
     }
 

@@ -166,6 +166,41 @@ describe(`console members in chromium (${backendName})`, () => {
     await leaving.context.close();
   });
 
+  it('rolls a key with an overlap (both work until it ends), then revokes the new one after a confirmation', async () => {
+    const owner = await phone();
+    await signIn(owner.page, OWNER, PASSWORD, '/console/keys');
+    await owner.page.getByLabel('Name').fill('Ticket sync');
+    await owner.page.getByRole('radio', { name: 'Test' }).check();
+    await submit(owner.page, owner.page.getByRole('button', { name: 'Create key' }).tap());
+    const old = (await owner.page.locator('#new-key').textContent())!;
+    const oldId = (await t.server.app.db('api_keys').where({ org_id: orgId, name: 'Ticket sync' }).first()).id;
+    const row = owner.page.locator('tr', { hasText: oldId });
+    expect(await row.textContent()).toContain(`…${old.slice(-4)}`);
+    await wellFormed(owner.page);
+
+    await row.getByText('Roll…').tap();
+    await row.getByLabel('Old key stops').selectOption({ label: 'In 24 hours' });
+    await wellFormed(owner.page);
+    await submit(owner.page, row.getByRole('button', { name: `Roll ${oldId}` }).tap());
+    const fresh = (await owner.page.locator('#new-key').textContent())!;
+    expect(await owner.page.getByRole('status').last().textContent()).toContain(`${oldId} keeps working until`);
+    const works = async (key: string) => (await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } })).status;
+    expect([await works(old), await works(fresh)]).toEqual([200, 200]);
+    await reload(owner.page);
+    expect(await owner.page.locator('#new-key').count()).toBe(0);
+    expect(await t.server.app.db('api_keys').where({ org_id: orgId, name: 'Ticket sync' })).toHaveLength(2);
+
+    const freshId = (await t.server.app.db('api_keys').where({ id: oldId }).first()).replaced_by;
+    const freshRow = owner.page.locator('tr', { hasText: freshId });
+    await freshRow.getByText('Revoke…').tap();
+    expect(await freshRow.textContent()).toContain('Every request and event stream with it is refused');
+    await submit(owner.page, freshRow.getByRole('button', { name: `Revoke ${freshId}` }).tap());
+    expect(await owner.page.locator('tr', { hasText: freshId }).textContent()).toContain('Revoked');
+    expect(await works(fresh)).toBe(401);
+    await wellFormed(owner.page);
+    await owner.context.close();
+  });
+
   it('a password reset link from the admin API opens a page to choose a new one', async () => {
     const id = (await (await fetch(`${t.url}/admin/orgs/${orgId}/members`, { headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json())[0].id;
     const made = await fetch(`${t.url}/admin/orgs/${orgId}/members/${id}/password_reset`, { method: 'POST', headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
