@@ -59,6 +59,8 @@ export const errors = {
   /** A console member whose role does not allow the action (`needed`: the least role that does). */
   roleRequired: (needed: 'owner' | 'admin', role: string) =>
     new ApiError(403, `this needs the ${needed} role${needed === 'admin' ? ' or owner' : ''}; you are ${role === 'admin' ? 'an' : 'a'} ${role}. Ask an owner of the organization`),
+  twoFactorRequired: () =>
+    new ApiError(403, 'the organization requires two-factor sign-in: set it up on Your account first'),
   invalidTwilioSignature: () => new ApiError(403, 'invalid X-Twilio-Signature'),
   invalidCsrfToken: () =>
     new ApiError(403, 'missing or invalid CSRF token, or a form sent from another site; reload the page and try again'),

@@ -11,6 +11,7 @@ export type Flash =
   | { kind: 'key'; created: CreatedApiKey }
   | { kind: 'webhookSecret'; endpointId: string; secret: string; rotated: boolean }
   | { kind: 'link'; link: MadeLink; purpose: 'invitation' | 'password_reset'; email: string }
+  | { kind: 'recoveryCodes'; codes: string[] }
   | { kind: 'notice'; text: string };
 
 export async function leaveFlash(app: AppContext, sessionId: string, flash: Flash): Promise<void> {

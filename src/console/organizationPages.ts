@@ -21,6 +21,8 @@ import { createInvitation, createPasswordReset } from '../members/links.js';
 import { isMembersPassword, listMembers, MEMBER_ROLES, removeMember, setPassword, updateMember, type MemberRole } from '../members/members.js';
 import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
 import { endMemberSessions } from '../members/sessions.js';
+import { confirmEnrollment, disableTwoFactor, hasTwoFactor, pendingEnrollment, recoveryCodesLeft, setRequireTwoFactor, startEnrollment } from '../members/twoFactor.js';
+import QRCode from 'qrcode';
 import { leaveFlash, takeFlashes, type Flash } from './flash.js';
 import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
 import { checkCsrf, isSameOriginPath, readCookie, requireRole, signedInMember, signInUrl, type SignedInMember } from './session.js';
@@ -55,9 +57,17 @@ const statusQuery = <S extends string>(req: Request, allowed: readonly S[]): S |
 export function organizationPages(app: AppContext, cookie: { secure: boolean; clearSession: (res: Response) => void }): express.Router {
   const router = express.Router();
 
-  /** The member, or (a page) off to sign-in and back, or (a form, the stream) 401. */
+  /**
+   * The member, or (a page) off to sign-in and back, or (a form, the stream) 401. While the organization
+   * requires two-factor sign-in and the member has not set it up, only their account page opens.
+   */
   const member = async (req: Request, res: Response): Promise<SignedInMember | null> => {
     const found = await signedInMember(app, req);
+    if (found && found.orgRequiresTwoFactor && !found.twoFactor && !req.path.startsWith('/console/account')) {
+      if (req.method !== 'GET') throw errors.twoFactorRequired();
+      res.redirect(303, '/console/account');
+      return null;
+    }
     if (found) return found;
     if (req.method !== 'GET' || req.path === '/console/events/stream') throw errors.signedOut();
     res.redirect(303, signInUrl(req.originalUrl));
@@ -330,18 +340,63 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
   });
 
   // The member's own account: any role may change their own password and sign out everywhere.
+  /** The account page: the enrollment waiting for its first code (with its QR code), or what is on. */
+  const showAccount = async (res: Response, view: ConsoleView, outcome: { error?: string; recoveryCodes?: string[] } = {}, status = 200) => {
+    const enrollment = await pendingEnrollment(app, view.member.id);
+    const qr = enrollment && (await QRCode.toString(enrollment.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }));
+    const twoFactor = {
+      on: await hasTwoFactor(app.db, view.member.id),
+      required: view.member.orgRequiresTwoFactor,
+      enrollment: enrollment && { secret: enrollment.secret, qrSvg: qr! },
+      recoveryCodesLeft: await recoveryCodesLeft(app.db, view.member.id),
+    };
+    page(res, accountPage(view, { ...outcome, twoFactor }), status);
+  };
+
   router.get('/console/account', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    const { view } = await pageView(signedIn, req, '/console/account');
-    page(res, accountPage(view));
+    const { view, flashes } = await pageView(signedIn, req, '/console/account');
+    if (signedIn.orgRequiresTwoFactor && !signedIn.twoFactor) view.notices = [...(view.notices ?? []), 'Your organization requires two-factor sign-in: set it up below to use the console.'];
+    await showAccount(res, view, { recoveryCodes: flashOf(flashes, 'recoveryCodes')?.codes });
+  });
+
+  router.post('/console/account/two-factor/start', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    await startEnrollment(app, signedIn.id);
+    await after(res, signedIn, '/console/account#two-factor');
+  });
+
+  router.post('/console/account/two-factor/confirm', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    try {
+      const codes = await confirmEnrollment(app, signedIn.id, formValue(req, 'code'), app.now());
+      await after(res, signedIn, '/console/account#two-factor', { kind: 'recoveryCodes', codes }, notice('Two-factor sign-in is on.'));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 422) throw err;
+      await showAccount(res, viewOf(signedIn, req, '/console/account'), { error: 'That code is not the one the app shows now. Try the newest one.' }, 422);
+    }
+  });
+
+  router.post('/console/account/two-factor/disable', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    await disableTwoFactor(app.db, signedIn.id);
+    await after(res, signedIn, '/console/account#two-factor', notice('Two-factor sign-in is off.'));
+  });
+
+  router.post('/console/members/require-two-factor', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'owner');
+    const required = formValue(req, 'required') === 'on';
+    if (required && !signedIn.twoFactor) throw errors.conflict('set up two-factor sign-in for yourself first (Your account), so you are not locked out');
+    await setRequireTwoFactor(app.db, signedIn.orgId, required);
+    await after(res, signedIn, '/console/members', notice(required ? 'Every member must now sign in with two-factor.' : 'Two-factor sign-in is no longer required.'));
   });
 
   router.post('/console/account/password', parseForm, async (req, res) => {
     const signedIn = await poster(req, res, 'viewer');
     const current = formValue(req, 'current_password');
     const next = formValue(req, 'new_password');
-    const refuse = (error: string, status: number) => page(res, accountPage(viewOf(signedIn, req, '/console/account'), error), status);
+    const refuse = (error: string, status: number) => showAccount(res, viewOf(signedIn, req, '/console/account'), { error }, status);
     if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return refuse(`The new password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`, 422);
     if (current.length > 1024 || !(await isMembersPassword(app.db, signedIn.id, current))) return refuse('The current password is not right.', 403);
     await setPassword(app, signedIn.id, next, signedIn.sessionId);

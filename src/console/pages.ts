@@ -53,3 +53,22 @@ export function usedLinkPage(message: string): string {
 <p><a href="/console/sign-in">Sign in</a></p></div></main>`,
   });
 }
+
+/** The second step of a sign-in with two-factor on: the code the authenticator app shows, or a recovery code. */
+export function twoFactorPage(input: { error?: string }): string {
+  const error = input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : '';
+  return htmlDocument({
+    title: 'Two-factor sign-in · Console',
+    stylesheets: [STYLESHEET],
+    body: `<main>
+<form class="card" method="post" action="/console/sign-in/two-factor" novalidate>
+<h1>Two-factor sign-in</h1>
+${error}
+<label for="code">Authentication code</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="20" aria-describedby="code-help" autofocus>
+<p id="code-help" class="muted">The 6 digits your authenticator app shows, or one of your recovery codes.</p>
+<button type="submit">Verify</button>
+</form>
+</main>`,
+  });
+}

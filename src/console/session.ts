@@ -13,6 +13,9 @@ export interface SignedInMember {
   orgName: string;
   email: string;
   role: MemberRole;
+  /** Whether the member signs in with a second factor, and whether the organization requires one. */
+  twoFactor: boolean;
+  orgRequiresTwoFactor: boolean;
   sessionId: string;
   csrfToken: string;
 }

@@ -19,7 +19,7 @@ export interface MemberSession {
   sessionId: string;
   csrfToken: string;
   expiresAt: Date;
-  member: { id: string; orgId: string; orgName: string; email: string; role: MemberRole };
+  member: { id: string; orgId: string; orgName: string; email: string; role: MemberRole; twoFactor: boolean; orgRequiresTwoFactor: boolean };
 }
 
 /** last_seen_at is written at most this often per session (not on every page). */
@@ -67,7 +67,9 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
       'm.org_id',
       'm.email',
       'm.role',
+      'm.totp_enabled_at',
       'o.name as org_name',
+      'o.require_two_factor',
     );
   if (!row) return undefined;
   const expiresAt = new Date(row.expires_at);
@@ -83,7 +85,15 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
     sessionId: row.id,
     csrfToken: row.csrf_secret,
     expiresAt,
-    member: { id: row.member_id, orgId: row.org_id, orgName: row.org_name, email: row.email, role: row.role },
+    member: {
+      id: row.member_id,
+      orgId: row.org_id,
+      orgName: row.org_name,
+      email: row.email,
+      role: row.role,
+      twoFactor: row.totp_enabled_at !== null,
+      orgRequiresTwoFactor: Boolean(row.require_two_factor),
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 // member by a link they copy, the invited person joins and signs in as a viewer (reads only), then as an
 // admin; every form reloaded makes nothing twice; a member disabled in another tab is signed out on the
 // next click. Each page is checked with axe-core (no serious or critical violation) and fits the screen.
+import * as OTPAuth from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
@@ -199,6 +200,32 @@ describe(`console members in chromium (${backendName})`, () => {
     expect(await works(fresh)).toBe(401);
     await wellFormed(owner.page);
     await owner.context.close();
+  });
+
+  it('sets up two-factor sign-in by its QR code page, then signs in with a code', async () => {
+    const email = 'careful@team.example';
+    await addMember(t, orgId, email, PASSWORD, 'viewer');
+    const { context, page } = await phone();
+    await signIn(page, email, PASSWORD, '/console/account');
+    await submit(page, page.getByRole('button', { name: 'Set up two-factor sign-in' }).tap());
+    expect(await page.getByRole('img', { name: 'QR code of your two-factor secret' }).isVisible()).toBe(true);
+    await wellFormed(page);
+    const secret = OTPAuth.Secret.fromBase32((await page.locator('#totp-secret').textContent())!);
+    await page.getByLabel('Code from the app').fill(OTPAuth.TOTP.generate({ secret }));
+    await submit(page, page.getByRole('button', { name: 'Turn on' }).press('Enter'));
+    expect(await page.locator('#recovery-codes').textContent()).toMatch(/^([0-9a-f]{5}-[0-9a-f]{5}\n){9}[0-9a-f]{5}-[0-9a-f]{5}$/);
+    await wellFormed(page);
+    await context.close();
+
+    const again = await phone();
+    await again.page.goto(`${t.url}/console/sign-in`);
+    await again.page.getByLabel('Email').fill(email);
+    await again.page.getByLabel('Password').fill(PASSWORD);
+    await Promise.all([again.page.waitForURL(/\/console\/sign-in\/two-factor$/), again.page.getByRole('button', { name: 'Sign in' }).tap()]);
+    await wellFormed(again.page);
+    await again.page.getByLabel('Authentication code').fill(OTPAuth.TOTP.generate({ secret, timestamp: Date.now() + 30_000 }));
+    await Promise.all([again.page.waitForURL(`${t.url}/console`), again.page.getByRole('button', { name: 'Verify' }).tap()]);
+    await again.context.close();
   });
 
   it('a password reset link from the admin API opens a page to choose a new one', async () => {

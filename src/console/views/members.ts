@@ -63,6 +63,17 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}${csrfFi
 </form>`;
 }
 
+/** An owner's rule for everyone: two-factor sign-in required (or not). */
+function requireTwoFactorForm(view: ConsoleView): string {
+  const required = view.member.orgRequiresTwoFactor;
+  return `<form class="panel" method="post" action="/console/members/require-two-factor">${csrfField(view.member)}
+<h3>Two-factor sign-in</h3>
+<p>${required ? 'Required: every member must sign in with a code from an authenticator app; members without one can only set it up.' : 'Not required: each member chooses on their own account page.'}</p>
+<input type="hidden" name="required" value="${required ? 'off' : 'on'}">
+<button type="submit"${required ? ' class="secondary"' : ''}>${required ? 'Stop requiring two-factor sign-in' : 'Require two-factor sign-in for everyone'}</button>
+</form>`;
+}
+
 export function membersPage(
   view: ConsoleView,
   members: Member[],
@@ -82,6 +93,7 @@ export function membersPage(
     `${outcome.link ? linkBox(outcome.link) : ''}
 <p class="muted">${owner ? 'Owners manage members; an organization always keeps an active owner.' : 'Only owners change members.'}</p>
 ${table('Members', ['Email', 'Role', 'State', 'Joined', ...(owner ? [''] : [])], rows, 'No members.')}
-${owner ? inviteForm(view, outcome.error, outcome.email) : ''}`,
+${owner ? `${inviteForm(view, outcome.error, outcome.email)}
+${requireTwoFactorForm(view)}` : ''}`,
   );
 }
