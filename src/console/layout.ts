@@ -13,6 +13,7 @@ export const SECTIONS = [
   { path: '/console/sessions', label: 'Sessions' },
   { path: '/console/events', label: 'Events' },
   { path: '/console/webhooks', label: 'Webhooks' },
+  { path: '/console/ledger', label: 'Ledger' },
   { path: '/console/members', label: 'Members' },
   { path: '/console/account', label: 'Your account' },
 ] as const;

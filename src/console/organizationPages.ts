@@ -4,16 +4,21 @@
 import express, { type Request, type Response } from 'express';
 import type { AppContext } from '../http/context.js';
 import { ALL_SCOPES, type Mode, type Payer, type Scope } from '../auth/principal.js';
-import { listCalls } from '../calls/calls.js';
+import { findCall, listCalls, presentCall } from '../calls/calls.js';
+import { eventHistory } from '../events/history.js';
+import { listMessages, type MessagePage } from '../sessions/messagePages.js';
+import { agentAudioPath } from '../sessions/messages.js';
+import { callPage, sessionPage } from './views/detail.js';
+import { eventsHistoryPage, ledgerCsv, ledgerPage } from './views/history.js';
 import { ApiError, errors } from '../errors.js';
 import { openEventStream } from '../http/sse.js';
 import { parseForm } from '../http/router.js';
 import { unstorableParts } from '../http/storableInput.js';
-import { dailyUsage, usageWindowStart } from '../money/index.js';
+import { dailyUsage, listLedger, usageWindowStart, type LedgerKind } from '../money/index.js';
 import { listConnectedApps, revokeConnections } from '../oauth/connections.js';
 import { createApiKey, KEY_NAME_MAX_LENGTH, listApiKeys, revokeApiKey, rollApiKey, ROLL_OVERLAPS_MS } from '../auth/apiKeys.js';
 import { getOrganization, presentOrganization } from '../organizations/organizations.js';
-import { listSessions } from '../sessions/sessions.js';
+import { findSession, listSessions, presentSession } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
 import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js';
@@ -34,11 +39,17 @@ import { eventsPage } from './views/events.js';
 import { keysPage } from './views/keys.js';
 import { overviewPage } from './views/overview.js';
 import { RECENT_DELIVERIES, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
-import { endpointInput, refusalText, type EndpointForm } from './webhookForm.js';
+import { endpointInput, EVENT_TYPES, refusalText, type EndpointForm } from './webhookForm.js';
 import { windowDays } from './usageChart.js';
 
 /** The mode in view; live unless the member switched to test data. */
 const MODE_COOKIE = 'console_mode';
+/** Events and charges a call's or session's page shows, its messages, a history page's rows, a CSV export's. */
+const DETAIL_EVENTS = 100;
+const DETAIL_MESSAGES = 200;
+const HISTORY_LIMIT = 100;
+const CSV_LIMIT = 100_000;
+const LEDGER_KINDS: readonly LedgerKind[] = ['credit', 'text', 'voice_message', 'call'];
 /** The usage chart's window. */
 const USAGE_DAYS = 30;
 
@@ -179,6 +190,94 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const view = viewOf(signedIn, req, '/console/sessions');
     const status = statusQuery(req, ['open', 'closed'] as const);
     page(res, sessionsPage(view, await listSessions(app.db, { orgId: signedIn.orgId, mode: view.mode }, { status, limit: LIST_LIMIT }), status));
+  });
+
+  /** `YYYY-MM-DD` as the start of that UTC day (plus `days`); undefined for nothing, null for nonsense. */
+  const dayOf = (text: string, days = 0): Date | undefined | null => {
+    if (!text) return undefined;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(Date.parse(text))) return null;
+    return new Date(Date.parse(text) + days * 86_400_000);
+  };
+  const queryText = (req: Request, name: string, max = 100) => {
+    const value = req.query[name];
+    return typeof value === 'string' ? value.slice(0, max) : '';
+  };
+  /** The time span of a filter form (`to` inclusive), or the refusal to say. */
+  const spanOf = (req: Request) => {
+    const from = queryText(req, 'from', 10);
+    const to = queryText(req, 'to', 10);
+    const since = dayOf(from);
+    const until = dayOf(to, 1);
+    return { from, to, since: since ?? undefined, until: until ?? undefined, error: since === null || until === null ? 'Dates are written YYYY-MM-DD.' : undefined };
+  };
+
+  router.get('/console/calls/:callId', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/calls');
+    const payer = { orgId: signedIn.orgId, mode: view.mode };
+    const row = await findCall(app.db, payer, String(req.params.callId));
+    const [events, charges] = await Promise.all([
+      eventHistory(app.db, payer, { objectId: row.id, limit: DETAIL_EVENTS }),
+      listLedger(app.db, signedIn.orgId, { limit: DETAIL_EVENTS }, { mode: view.mode, references: [row.id] }),
+    ]);
+    const call = { ...presentCall(row), agent_joined_at: row.agent_joined_at?.toISOString() ?? null, customer_joined_at: row.customer_joined_at?.toISOString() ?? null };
+    page(res, callPage(view, call, { events, charges }));
+  });
+
+  router.get('/console/sessions/:sessionId', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/sessions');
+    const payer = { orgId: signedIn.orgId, mode: view.mode };
+    const session = presentSession(await findSession(app.db, payer, String(req.params.sessionId)));
+    const page1 = await listMessages(app.db, app.presentedMessages, { sessionId: session.id, owner: payer }, 0, DETAIL_MESSAGES, agentAudioPath);
+    const { messages } = JSON.parse(page1.bytes.toString('utf8')) as MessagePage;
+    const [events, charges] = await Promise.all([
+      eventHistory(app.db, payer, { objectId: session.id, limit: DETAIL_EVENTS }),
+      listLedger(app.db, signedIn.orgId, { limit: DETAIL_EVENTS }, { mode: view.mode, references: messages.map((m) => `message ${m.id}`) }),
+    ]);
+    page(res, sessionPage(view, session, { messages, events, charges }));
+  });
+
+  router.get('/console/events/history', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/events');
+    const span = spanOf(req);
+    const type = EVENT_TYPES.find((t) => t === req.query.type) ?? '';
+    const object = queryText(req, 'object').trim();
+    const events = span.error
+      ? []
+      : await eventHistory(app.db, { orgId: signedIn.orgId, mode: view.mode }, { type, objectId: object, since: span.since, until: span.until, limit: HISTORY_LIMIT });
+    page(res, eventsHistoryPage(view, EVENT_TYPES, { type, object, from: span.from, to: span.to }, events, HISTORY_LIMIT, span.error), span.error ? 422 : 200);
+  });
+
+  /** The ledger rows a ledger page or its CSV shows: the mode in view, the filter's kind and span. */
+  const ledgerQuery = (req: Request, signedIn: SignedInMember, limit: number) => {
+    const span = spanOf(req);
+    const kind = LEDGER_KINDS.find((k) => k === req.query.kind);
+    const rows = span.error ? Promise.resolve([]) : listLedger(app.db, signedIn.orgId, { limit }, { mode: modeOf(req), kind, since: span.since, until: span.until });
+    return { span, kind: kind ?? '', rows };
+  };
+
+  router.get('/console/ledger', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const { span, kind, rows } = ledgerQuery(req, signedIn, HISTORY_LIMIT);
+    const view = viewOf(signedIn, req, '/console/ledger');
+    page(res, ledgerPage(view, LEDGER_KINDS, { kind, from: span.from, to: span.to }, await rows, HISTORY_LIMIT, span.error), span.error ? 422 : 200);
+  });
+
+  router.get('/console/ledger.csv', async (req, res) => {
+    const signedIn = (await member(req, res))!;
+    const { span, rows } = ledgerQuery(req, signedIn, CSV_LIMIT);
+    if (span.error) throw errors.badRequest(span.error);
+    res
+      .status(200)
+      .type('text/csv; charset=utf-8')
+      .set('Content-Disposition', `attachment; filename="ledger-${modeOf(req)}.csv"`)
+      .send(ledgerCsv(await rows));
   });
 
   router.get('/console/events', async (req, res) => {

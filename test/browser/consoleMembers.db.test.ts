@@ -6,7 +6,7 @@ import * as OTPAuth from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { launchChromium, recordCspViolations, seriousAxeViolations } from '../support/browser.js';
+import { launchChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 
@@ -44,16 +44,7 @@ describe(`console members in chromium (${backendName})`, () => {
   }
 
   /** Fits the phone and passes axe-core. */
-  const wellFormed = async (page: Page) => {
-    const wider = await page.evaluate((width) =>
-      [...document.querySelectorAll('body *')]
-        .filter((e) => e.getBoundingClientRect().right > width && !e.closest('.table'))
-        .map((e) => `${e.tagName}.${e.className}`),
-    PHONE.viewport.width);
-    expect(wider, page.url()).toEqual([]);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.viewport.width);
-    expect(await seriousAxeViolations(page), page.url()).toEqual([]);
-  };
+  const wellFormed = async (page: Page) => expect(await phonePageProblems(page, PHONE.viewport.width), page.url()).toEqual([]);
 
   /** Sends a form (by `act` on its button) and waits for the page it loads, which may have the same URL. */
   const submit = async (page: Page, act: Promise<void>) => {

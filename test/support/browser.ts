@@ -49,3 +49,20 @@ export async function seriousAxeViolations(page: Page): Promise<string[]> {
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
+
+/**
+ * What keeps the page from working on a phone `width` px wide for everyone: elements reaching past the
+ * screen (a table's own scrolling region excepted), a page wider than the screen, and axe-core's serious
+ * and critical violations. [] when there is nothing.
+ */
+export async function phonePageProblems(page: Page, width: number): Promise<string[]> {
+  const wider = await page.evaluate(
+    (screen) =>
+      [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > screen && !e.closest('.table'))
+        .map((e) => `wider than the screen: ${e.tagName.toLowerCase()}.${e.className}`),
+    width,
+  );
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  return [...wider, ...(scrollWidth > width ? [`page ${scrollWidth} px wide`] : []), ...(await seriousAxeViolations(page))];
+}
