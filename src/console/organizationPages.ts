@@ -23,7 +23,7 @@ import { consoleEvents } from '../sessions/streams.js';
 import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js';
 import { createInvitation, createPasswordReset } from '../members/links.js';
-import { isMembersPassword, listMembers, MEMBER_ROLES, removeMember, setPassword, updateMember, type MemberRole } from '../members/members.js';
+import { getMember, isMembersPassword, listMembers, MEMBER_ROLES, removeMember, setPassword, updateMember, type MemberRole } from '../members/members.js';
 import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
 import { endMemberSessions } from '../members/sessions.js';
 import { confirmEnrollment, disableTwoFactor, hasTwoFactor, pendingEnrollment, recoveryCodesLeft, setRequireTwoFactor, startEnrollment } from '../members/twoFactor.js';
@@ -434,8 +434,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
   });
   memberChange('password_reset', async (signedIn, memberId) => {
     const link = await createPasswordReset(app.db, app.config.publicBaseUrl, signedIn.orgId, memberId, signedIn.id, app.now());
-    const email = (await listMembers(app.db, signedIn.orgId)).find((m) => m.id === memberId)!.email;
-    return { kind: 'link', link, purpose: 'password_reset', email };
+    return { kind: 'link', link, purpose: 'password_reset', email: (await getMember(app.db, signedIn.orgId, memberId)).email };
   });
 
   // The member's own account: any role may change their own password and sign out everywhere.
