@@ -12,6 +12,7 @@ import type { EventData } from '../events/types.js';
 import { hashSecret } from '../lib/ids.js';
 import { callEvent, findCallById, presentCall, type CallRow, type Side } from './calls.js';
 import { findTelephonyConnector } from '../telephony/connectors.js';
+import { erasePins } from './phoneNumbers.js';
 import { TwilioRest, validTwilioSignature, type TwilioAccount } from '../telephony/twilio.js';
 
 export interface PhoneLegRow {
@@ -87,13 +88,16 @@ export async function claimStreamToken(db: Knex, callId: string, side: Side, tok
 
 export const findLeg = (db: Knex, legId: string) => db<PhoneLegRow>('phone_legs').where({ id: legId }).first();
 
-/** Ending a call hangs up every phone still in it (the API's end, or the agent's hang-up). */
+/** Ending a call hangs up every phone still in it (the API's end, or the agent's hang-up); its phone PINs die with it. */
 export function hangUpPhonesWhenCallsEnd(deps: TelephonyDeps, track: (work: Promise<unknown>) => void): () => void {
   return deps.events.subscribe((event) => {
     if (event.signal?.type !== 'ended' || !event.callId) return;
     const callId = event.callId;
     track(
-      (async () => hangUpLegs(deps, await endLegs(deps.db, callId, 'call_ended')))().catch((err) =>
+      (async () => {
+        await erasePins(deps.db, callId);
+        await hangUpLegs(deps, await endLegs(deps.db, callId, 'call_ended'));
+      })().catch((err) =>
         deps.logger.error({ err, call_id: callId }, 'telephony: hanging up the phones of an ended call failed'),
       ),
     );
