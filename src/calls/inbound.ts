@@ -28,8 +28,8 @@ import {
 import { recordLeg, twilioStreamUrl } from './dial.js';
 import { countryLanguage, ownName, phrase, type Phrase } from './inboundPhrases.js';
 import { isReady } from './join.js';
-import { hangUpLegs, twilioAccountOf, type TelephonyDeps } from './phoneLegs.js';
-import { findPhoneNumberById, findPin, voiceUrl, PIN_DIGITS, type PhoneNumberRow } from './phoneNumbers.js';
+import { advanceLeg, hangUpLegs, twilioAccountOf, type PhoneLegRow, type TelephonyDeps } from './phoneLegs.js';
+import { findPhoneNumberById, findPin, inboundStatusUrl, voiceUrl, PIN_DIGITS, type PhoneNumberRow } from './phoneNumbers.js';
 
 export interface InboundDeps extends TelephonyDeps, Omit<CallDeps, 'config'> {
   config: CallDeps['config'];
@@ -225,4 +225,21 @@ async function putThrough(deps: InboundDeps, call: CallRow, side: Side, params: 
 function connect(deps: InboundDeps, language: string, call: CallRow, side: Side, token: string) {
   const response = say(voiceResponse(), language, 'connecting');
   return connectStream(response, twilioStreamUrl(deps.config.publicBaseUrl, call.id, side), token);
+}
+
+/**
+ * The number's status callback ("Call status changes" at Twilio): signed like its Voice webhook (403
+ * otherwise, also for an unknown number); the caller's leg moves on as a dialled leg does
+ * (`call.phone.completed` when the caller hangs up). A call never put through has no leg: nothing to do.
+ */
+export async function applyInboundStatus(deps: TelephonyDeps, numberId: string, signature: string, params: Record<string, string>): Promise<void> {
+  const number = await findPhoneNumberById(deps.db, numberId);
+  const found = number && (await twilioAccountOf(deps, number.org_id));
+  if (!number || !found || !validTwilioSignature(found.account.authToken, signature, inboundStatusUrl(deps.config.publicBaseUrl, number.id), params)) {
+    throw errors.invalidTwilioSignature();
+  }
+  const leg = params.CallSid
+    ? await deps.db<PhoneLegRow>('phone_legs').where({ twilio_call_sid: params.CallSid, org_id: number.org_id, direction: 'inbound' }).first()
+    : undefined;
+  if (leg) await advanceLeg(deps, leg, params.CallStatus ?? '');
 }

@@ -33,6 +33,8 @@ export interface PhoneNumberRow {
 
 /** Where Twilio posts the number's incoming calls: what it signs, so it is built here only. */
 export const voiceUrl = (publicBaseUrl: string, numberId: string) => `${publicBaseUrl}/twilio/voice/${numberId}`;
+/** Where Twilio posts the status of the number's calls ("Call status changes"). */
+export const inboundStatusUrl = (publicBaseUrl: string, numberId: string) => `${voiceUrl(publicBaseUrl, numberId)}/status`;
 
 export function presentPhoneNumber(publicBaseUrl: string, row: PhoneNumberRow): PhoneNumberOut {
   return {
@@ -44,6 +46,7 @@ export function presentPhoneNumber(publicBaseUrl: string, row: PhoneNumberRow): 
     customer_languages: row.customer_languages,
     metadata: row.metadata,
     voice_url: voiceUrl(publicBaseUrl, row.id),
+    status_callback_url: inboundStatusUrl(publicBaseUrl, row.id),
     livemode: row.mode === 'live',
     created_at: row.created_at.toISOString(),
   };

@@ -4,7 +4,7 @@
 import express from 'express';
 import type { AppContext } from './context.js';
 import { applyStatusCallback } from '../calls/phoneLegs.js';
-import { answerIncomingCall, MAX_ATTEMPTS, type VoiceStep } from '../calls/inbound.js';
+import { answerIncomingCall, applyInboundStatus, MAX_ATTEMPTS, type VoiceStep } from '../calls/inbound.js';
 import { parseForm } from './router.js';
 import { errors } from '../errors.js';
 
@@ -35,6 +35,10 @@ export function twilioWebhooksRouter(app: AppContext): express.Router {
     res.type('text/xml').send(twiml);
   };
   router.post('/twilio/voice/:number_id', parseForm, voice);
+  router.post('/twilio/voice/:number_id/status', parseForm, async (req, res) => {
+    await applyInboundStatus(app, String(req.params.number_id), req.get('x-twilio-signature') ?? '', formOf(req));
+    res.status(204).end();
+  });
   router.post('/twilio/voice/:number_id/:at/:attempt', parseForm, voice);
   return router;
 }

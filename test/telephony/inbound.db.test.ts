@@ -38,10 +38,10 @@ describe(`incoming phone calls: the Voice webhook (${backendName})`, () => {
     return { status: res.status, body: res.status === 204 ? undefined : await res.json() };
   };
   let numbers = 0;
-  const register = async (key: string, body: Record<string, unknown>) => {
+  const register = async (key: string, body: Record<string, unknown>): Promise<{ id: string; number: string; voice_url: string; status_callback_url: string }> => {
     const created = await api(key, 'POST', '/v1/phone_numbers', { number: `+1415555${String(200 + numbers++).padStart(4, '0')}`, agent_language: 'en', ...body });
     expect(created.status).toBe(201);
-    return created.body as { id: string; number: string; voice_url: string };
+    return created.body;
   };
   const callIn = (number: { voice_url: string; number: string }, options: { from?: string; fromCountry?: string; authToken?: string } = {}) =>
     new IncomingCall(twilio, { voiceUrl: number.voice_url, serverUrl: t.url, from: options.from ?? '+34600000001', to: number.number, ...options });
@@ -135,6 +135,25 @@ describe(`incoming phone calls: the Voice webhook (${backendName})`, () => {
     });
     expect(res.status).toBe(403);
     expect(await inboundEvents('test')).toHaveLength(before);
+  });
+
+  it("the number's status callback ends the caller's leg as a dialled one's (call.phone.completed); a forged one is 403", async () => {
+    const number = await register(test, { mode: 'new_call', customer_languages: ['es'] });
+    const call = callIn(number);
+    await call.ring();
+    const [event] = (await inboundEvents('test')).filter((e) => e.data.twilio_call_sid === call.callSid);
+    const forged = callIn(number, { authToken: 'not-the-auth-token' });
+    expect((await forged.status(number.status_callback_url, 'completed')).status).toBe(403);
+    expect((await call.status(number.status_callback_url, 'completed')).status).toBe(204);
+    expect((await call.status(number.status_callback_url, 'completed')).status).toBe(204);
+    const completed = (await t.server.app.db('events').where({ call_id: event.data.id, type: 'call.phone.completed' })).map((row) =>
+      typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+    );
+    expect(completed.map((e) => e.data)).toEqual([expect.objectContaining({ side: 'customer', twilio_call_sid: call.callSid, reason: 'completed' })]);
+    const [leg] = await t.server.app.db('phone_legs').where({ call_id: event.data.id });
+    expect(leg).toMatchObject({ status: 'completed', end_reason: 'completed' });
+    // A caller never put through (no leg): nothing to do.
+    expect((await callIn(number).status(number.status_callback_url, 'completed')).status).toBe(204);
   });
 
   it('an unknown or deleted number is told so and hung up', async () => {

@@ -49,6 +49,7 @@ describe(`phone numbers (${backendName})`, () => {
       customer_languages: ['es', 'fr'],
       metadata: { queue: 'support' },
       voice_url: `${PUBLIC}/twilio/voice/${number.id}`,
+      status_callback_url: `${PUBLIC}/twilio/voice/${number.id}/status`,
       livemode: false,
       created_at: expect.any(String),
     });

@@ -150,6 +150,11 @@ export class IncomingCall {
     return this.request(action.replace(/&amp;/g, '&'), { ...this.params, CallStatus: 'in-progress', Digits: digits });
   }
 
+  /** Twilio reports the call's status to the number's status callback URL (as registered, signed over it). */
+  status(statusCallbackUrl: string, callStatus: string): Promise<{ status: number; twiml: string }> {
+    return this.request(statusCallbackUrl, { ...this.params, CallStatus: callStatus, ...(callStatus === 'completed' ? { CallDuration: '42' } : {}) });
+  }
+
   /** The <Stream> of the last answer: its URL on the server and its token parameter. */
   stream(): { url: string; token: string } {
     const url = new URL(/<Stream url="([^"]+)"/.exec(this.twiml)![1]);
