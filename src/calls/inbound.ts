@@ -128,7 +128,15 @@ async function cannotStart(deps: InboundDeps, payer: Payer): Promise<Phrase | un
   return undefined;
 }
 
+/**
+ * A phone call Twilio put through already (its SID has a leg): the request is a replay, which Twilio's
+ * signature alone cannot tell (it has no time in it). It starts nothing.
+ */
+const putThroughAlready = async (deps: InboundDeps, params: VoiceParams) =>
+  (await deps.db('phone_legs').where({ twilio_call_sid: requiredCallSid(params) }).first('id')) !== undefined;
+
 async function startCall(deps: InboundDeps, number: PhoneNumberRow, language: string, params: VoiceParams) {
+  if (await putThroughAlready(deps, params)) return goodbye(language, 'call_ended');
   const payer: Payer = { orgId: number.org_id, mode: number.mode };
   const refusal = await cannotStart(deps, payer);
   if (refusal) return goodbye(language, refusal);
@@ -169,7 +177,7 @@ async function answerPin(deps: InboundDeps, number: PhoneNumberRow, step: VoiceS
   }
   let call = await findCallById(deps.db, found.callId);
   const language = (call && languageOf(call, found.side)) ?? promptLanguage;
-  if (!call || call.status !== 'open') return goodbye(language, 'call_ended');
+  if (!call || call.status !== 'open' || (await putThroughAlready(deps, params))) return goodbye(language, 'call_ended');
   const refusal = await cannotStart(deps, { orgId: call.org_id, mode: call.mode });
   if (refusal) return goodbye(language, refusal);
   if (!isReady(call)) {

@@ -100,6 +100,12 @@ describe(`incoming phone calls: the Voice webhook (${backendName})`, () => {
     expect((await joined.json()).role).toBe('agent');
     const [leg] = await t.server.app.db('phone_legs').where({ call_id: callId });
     expect(leg).toMatchObject({ side: 'customer', direction: 'inbound', to_number: '+34600000001', twilio_call_sid: call.callSid, status: 'answered' });
+
+    // The same signed request again (a replay: Twilio's signature has no time in it) starts nothing.
+    const calls = await t.server.app.db('calls').count({ n: '*' }).first();
+    const replayed = await call.replay();
+    expect(replayed.twiml).toBe(`${XML}<Response><Say language="fr-FR">Cet appel est déjà terminé. Au revoir.</Say><Hangup/></Response>`);
+    expect(await t.server.app.db('calls').count({ n: '*' }).first()).toEqual(calls);
   });
 
   it('new_call with one language: no menu; with none: the language of the caller\'s country; three wrong menu keys: the first language', async () => {

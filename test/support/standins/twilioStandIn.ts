@@ -162,7 +162,16 @@ export class IncomingCall {
     return { url: `${server.protocol === 'https:' ? 'wss' : 'ws'}://${server.host}${url.pathname}`, token: /<Parameter name="token" value="([^"]+)"/.exec(this.twiml)![1] };
   }
 
+  /** The last request sent again, byte for byte (a replay by someone who saw it). */
+  replay(): Promise<{ status: number; twiml: string }> {
+    if (!this.last) throw new Error('nothing sent yet');
+    return this.request(this.last.url, this.last.params);
+  }
+
+  private last?: { url: string; params: Record<string, string> };
+
   private async request(url: string, params: Record<string, string>) {
+    this.last = { url, params };
     const target = new URL(url);
     const res = await fetch(`${this.options.serverUrl}${target.pathname}${target.search}`, {
       method: 'POST',
