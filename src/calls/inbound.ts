@@ -59,7 +59,11 @@ const say = (response: VoiceResponse, language: string | undefined, key: Phrase)
 };
 
 /** A short reason, then the hang-up. */
-const goodbye = (language: string | undefined, key: Phrase) => say(voiceResponse(), language, key).hangup();
+function goodbye(language: string | undefined, key: Phrase): VoiceResponse {
+  const response = say(voiceResponse(), language, key);
+  response.hangup();
+  return response;
+}
 
 /**
  * The TwiML answer to Twilio's request for `step` of a call to number `numberId`. A request that is not
