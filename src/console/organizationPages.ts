@@ -20,6 +20,8 @@ import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
 import { checkCsrf, isSameOriginPath, readCookie, signedInMember, signInUrl, type SignedInMember } from './session.js';
 import { callsPage, LIST_LIMIT, sessionsPage } from './views/activity.js';
 import { appsPage } from './views/apps.js';
+import { phoneNumbersPage } from './views/phoneNumbers.js';
+import { listPhoneNumbers } from '../calls/phoneNumbers.js';
 import { eventsPage } from './views/events.js';
 import { keysPage } from './views/keys.js';
 import { overviewPage } from './views/overview.js';
@@ -104,6 +106,13 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     const signedIn = await poster(req, res);
     await revokeApiKey(app, String(req.params.keyId), signedIn.orgId);
     res.redirect(303, '/console/keys');
+  });
+
+  router.get('/console/phone-numbers', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/phone-numbers');
+    page(res, phoneNumbersPage(view, await listPhoneNumbers(app, { orgId: signedIn.orgId, mode: view.mode })));
   });
 
   router.get('/console/apps', async (req, res) => {

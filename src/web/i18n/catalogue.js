@@ -51,6 +51,19 @@ const EN = {
   'chat.closed': 'This conversation has ended.',
   'chat.invalid': 'This chat link is no longer valid',
   'chat.conversation': 'Conversation',
+  // console: phone numbers
+  'console.phoneNumbers.title': 'Phone numbers',
+  'console.phoneNumbers.intro': 'People who call these numbers are interpreted. At Twilio, set each number’s Voice webhook (“A call comes in”, HTTP POST) to its Voice URL.',
+  'console.phoneNumbers.number': 'Number',
+  'console.phoneNumbers.answers': 'Answers',
+  'console.phoneNumbers.newCall': 'A new call for each caller',
+  'console.phoneNumbers.pin': 'Callers join with a PIN',
+  'console.phoneNumbers.languages': 'Caller languages',
+  'console.phoneNumbers.fromCountry': 'From the caller’s country',
+  'console.phoneNumbers.voiceUrl': 'Voice URL',
+  'console.phoneNumbers.copy': 'Copy',
+  'console.phoneNumbers.created': 'Registered',
+  'console.phoneNumbers.none': 'No phone numbers in this mode. Register one with POST /v1/phone_numbers.',
 };
 
 const CATALOGUE = {
@@ -70,6 +83,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Vídeo de {name}', 'call.myVideo': 'Tu cámara', 'call.agent': 'Soporte', 'call.customer': 'Cliente',
     'chat.message': 'Mensaje', 'chat.placeholder': 'Escribe un mensaje…', 'chat.send': 'Enviar mensaje', 'chat.record': 'Grabar un mensaje de voz',
     'chat.loading': 'Abriendo el chat…', 'chat.closed': 'Esta conversación ha terminado.', 'chat.invalid': 'Este enlace de chat ya no es válido', 'chat.conversation': 'Conversación',
+    'console.phoneNumbers.title': 'Números de teléfono', 'console.phoneNumbers.intro': 'Quienes llaman a estos números reciben interpretación. En Twilio, configura el webhook de voz de cada número («A call comes in», HTTP POST) con su URL de voz.', 'console.phoneNumbers.number': 'Número', 'console.phoneNumbers.answers': 'Respuesta', 'console.phoneNumbers.newCall': 'Una llamada nueva por persona', 'console.phoneNumbers.pin': 'Se entra con un PIN', 'console.phoneNumbers.languages': 'Idiomas de quien llama', 'console.phoneNumbers.fromCountry': 'Según el país de quien llama', 'console.phoneNumbers.voiceUrl': 'URL de voz', 'console.phoneNumbers.copy': 'Copiar', 'console.phoneNumbers.created': 'Registrado', 'console.phoneNumbers.none': 'No hay números de teléfono en este modo. Registra uno con POST /v1/phone_numbers.',
   },
   fr: {
     'call.title': 'Appel avec {name}', 'call.loading': 'Ouverture de l’appel…', 'call.with': 'avec {company}', 'call.join': 'Rejoindre', 'call.hangUp': 'Raccrocher',
@@ -86,6 +100,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Vidéo de {name}', 'call.myVideo': 'Votre caméra', 'call.agent': 'Assistance', 'call.customer': 'Client',
     'chat.message': 'Message', 'chat.placeholder': 'Écrivez un message…', 'chat.send': 'Envoyer le message', 'chat.record': 'Enregistrer un message vocal',
     'chat.loading': 'Ouverture du chat…', 'chat.closed': 'Cette conversation est terminée.', 'chat.invalid': 'Ce lien de chat n’est plus valide', 'chat.conversation': 'Conversation',
+    'console.phoneNumbers.title': 'Numéros de téléphone', 'console.phoneNumbers.intro': 'Les appels vers ces numéros sont interprétés. Chez Twilio, réglez le webhook vocal de chaque numéro (« A call comes in », HTTP POST) sur son URL vocale.', 'console.phoneNumbers.number': 'Numéro', 'console.phoneNumbers.answers': 'Réponse', 'console.phoneNumbers.newCall': 'Un nouvel appel par appelant', 'console.phoneNumbers.pin': 'L’appelant entre avec un code PIN', 'console.phoneNumbers.languages': 'Langues des appelants', 'console.phoneNumbers.fromCountry': 'Selon le pays de l’appelant', 'console.phoneNumbers.voiceUrl': 'URL vocale', 'console.phoneNumbers.copy': 'Copier', 'console.phoneNumbers.created': 'Enregistré', 'console.phoneNumbers.none': 'Aucun numéro de téléphone dans ce mode. Enregistrez-en un avec POST /v1/phone_numbers.',
   },
   de: {
     'call.title': 'Anruf mit {name}', 'call.loading': 'Anruf wird geöffnet…', 'call.with': 'mit {company}', 'call.join': 'Beitreten', 'call.hangUp': 'Auflegen',
@@ -102,6 +117,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Video von {name}', 'call.myVideo': 'Ihre Kamera', 'call.agent': 'Support', 'call.customer': 'Kunde',
     'chat.message': 'Nachricht', 'chat.placeholder': 'Nachricht schreiben…', 'chat.send': 'Nachricht senden', 'chat.record': 'Sprachnachricht aufnehmen',
     'chat.loading': 'Chat wird geöffnet…', 'chat.closed': 'Dieses Gespräch ist beendet.', 'chat.invalid': 'Dieser Chat-Link ist nicht mehr gültig', 'chat.conversation': 'Gespräch',
+    'console.phoneNumbers.title': 'Telefonnummern', 'console.phoneNumbers.intro': 'Wer diese Nummern anruft, wird gedolmetscht. Stellen Sie bei Twilio den Voice-Webhook jeder Nummer („A call comes in“, HTTP POST) auf ihre Sprach-URL.', 'console.phoneNumbers.number': 'Nummer', 'console.phoneNumbers.answers': 'Annahme', 'console.phoneNumbers.newCall': 'Ein neues Gespräch je Anrufer', 'console.phoneNumbers.pin': 'Anrufer kommen mit einer PIN hinein', 'console.phoneNumbers.languages': 'Sprachen der Anrufer', 'console.phoneNumbers.fromCountry': 'Nach dem Land des Anrufers', 'console.phoneNumbers.voiceUrl': 'Sprach-URL', 'console.phoneNumbers.copy': 'Kopieren', 'console.phoneNumbers.created': 'Registriert', 'console.phoneNumbers.none': 'Keine Telefonnummern in diesem Modus. Registrieren Sie eine mit POST /v1/phone_numbers.',
   },
   it: {
     'call.title': 'Chiamata con {name}', 'call.loading': 'Apertura della chiamata…', 'call.with': 'con {company}', 'call.join': 'Partecipa', 'call.hangUp': 'Riaggancia',
@@ -118,6 +134,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Video di {name}', 'call.myVideo': 'La tua videocamera', 'call.agent': 'Assistenza', 'call.customer': 'Cliente',
     'chat.message': 'Messaggio', 'chat.placeholder': 'Scrivi un messaggio…', 'chat.send': 'Invia messaggio', 'chat.record': 'Registra un messaggio vocale',
     'chat.loading': 'Apertura della chat…', 'chat.closed': 'Questa conversazione è terminata.', 'chat.invalid': 'Questo link della chat non è più valido', 'chat.conversation': 'Conversazione',
+    'console.phoneNumbers.title': 'Numeri di telefono', 'console.phoneNumbers.intro': 'Chi chiama questi numeri viene interpretato. Su Twilio imposta il webhook vocale di ogni numero («A call comes in», HTTP POST) sul suo URL vocale.', 'console.phoneNumbers.number': 'Numero', 'console.phoneNumbers.answers': 'Risposta', 'console.phoneNumbers.newCall': 'Una nuova chiamata per ogni chiamante', 'console.phoneNumbers.pin': 'Si entra con un PIN', 'console.phoneNumbers.languages': 'Lingue dei chiamanti', 'console.phoneNumbers.fromCountry': 'Dal paese del chiamante', 'console.phoneNumbers.voiceUrl': 'URL vocale', 'console.phoneNumbers.copy': 'Copia', 'console.phoneNumbers.created': 'Registrato', 'console.phoneNumbers.none': 'Nessun numero di telefono in questa modalità. Registrane uno con POST /v1/phone_numbers.',
   },
   pt: {
     'call.title': 'Chamada com {name}', 'call.loading': 'A abrir a chamada…', 'call.with': 'com {company}', 'call.join': 'Entrar', 'call.hangUp': 'Desligar',
@@ -134,6 +151,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Vídeo de {name}', 'call.myVideo': 'A sua câmara', 'call.agent': 'Suporte', 'call.customer': 'Cliente',
     'chat.message': 'Mensagem', 'chat.placeholder': 'Escreva uma mensagem…', 'chat.send': 'Enviar mensagem', 'chat.record': 'Gravar uma mensagem de voz',
     'chat.loading': 'A abrir o chat…', 'chat.closed': 'Esta conversa terminou.', 'chat.invalid': 'Este link de chat já não é válido', 'chat.conversation': 'Conversa',
+    'console.phoneNumbers.title': 'Números de telefone', 'console.phoneNumbers.intro': 'Quem liga para estes números é interpretado. Na Twilio, defina o webhook de voz de cada número (“A call comes in”, HTTP POST) como a sua URL de voz.', 'console.phoneNumbers.number': 'Número', 'console.phoneNumbers.answers': 'Atendimento', 'console.phoneNumbers.newCall': 'Uma nova chamada por pessoa', 'console.phoneNumbers.pin': 'Quem liga entra com um PIN', 'console.phoneNumbers.languages': 'Idiomas de quem liga', 'console.phoneNumbers.fromCountry': 'Pelo país de quem liga', 'console.phoneNumbers.voiceUrl': 'URL de voz', 'console.phoneNumbers.copy': 'Copiar', 'console.phoneNumbers.created': 'Registrado', 'console.phoneNumbers.none': 'Nenhum número de telefone neste modo. Registre um com POST /v1/phone_numbers.',
   },
   nl: {
     'call.title': 'Gesprek met {name}', 'call.loading': 'Gesprek wordt geopend…', 'call.with': 'met {company}', 'call.join': 'Deelnemen', 'call.hangUp': 'Ophangen',
@@ -150,6 +168,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Video van {name}', 'call.myVideo': 'Jouw camera', 'call.agent': 'Support', 'call.customer': 'Klant',
     'chat.message': 'Bericht', 'chat.placeholder': 'Schrijf een bericht…', 'chat.send': 'Bericht versturen', 'chat.record': 'Spraakbericht opnemen',
     'chat.loading': 'Chat wordt geopend…', 'chat.closed': 'Dit gesprek is beëindigd.', 'chat.invalid': 'Deze chatlink is niet meer geldig', 'chat.conversation': 'Gesprek',
+    'console.phoneNumbers.title': 'Telefoonnummers', 'console.phoneNumbers.intro': 'Wie deze nummers belt, wordt getolkt. Stel bij Twilio de spraakwebhook van elk nummer („A call comes in”, HTTP POST) in op de spraak-URL.', 'console.phoneNumbers.number': 'Nummer', 'console.phoneNumbers.answers': 'Beantwoording', 'console.phoneNumbers.newCall': 'Een nieuw gesprek per beller', 'console.phoneNumbers.pin': 'Bellers komen binnen met een pincode', 'console.phoneNumbers.languages': 'Talen van bellers', 'console.phoneNumbers.fromCountry': 'Uit het land van de beller', 'console.phoneNumbers.voiceUrl': 'Spraak-URL', 'console.phoneNumbers.copy': 'Kopiëren', 'console.phoneNumbers.created': 'Geregistreerd', 'console.phoneNumbers.none': 'Geen telefoonnummers in deze modus. Registreer er een met POST /v1/phone_numbers.',
   },
   pl: {
     'call.title': 'Rozmowa z {name}', 'call.loading': 'Otwieranie rozmowy…', 'call.with': 'z {company}', 'call.join': 'Dołącz', 'call.hangUp': 'Rozłącz',
@@ -166,6 +185,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Obraz: {name}', 'call.myVideo': 'Twoja kamera', 'call.agent': 'Wsparcie', 'call.customer': 'Klient',
     'chat.message': 'Wiadomość', 'chat.placeholder': 'Napisz wiadomość…', 'chat.send': 'Wyślij wiadomość', 'chat.record': 'Nagraj wiadomość głosową',
     'chat.loading': 'Otwieranie czatu…', 'chat.closed': 'Ta rozmowa została zakończona.', 'chat.invalid': 'Ten link do czatu nie jest już ważny', 'chat.conversation': 'Rozmowa',
+    'console.phoneNumbers.title': 'Numery telefonów', 'console.phoneNumbers.intro': 'Osoby dzwoniące na te numery mają tłumaczenie. W Twilio ustaw webhook głosowy każdego numeru („A call comes in”, HTTP POST) na jego adres URL głosu.', 'console.phoneNumbers.number': 'Numer', 'console.phoneNumbers.answers': 'Odbiór', 'console.phoneNumbers.newCall': 'Nowa rozmowa dla każdego dzwoniącego', 'console.phoneNumbers.pin': 'Dzwoniący wchodzą z kodem PIN', 'console.phoneNumbers.languages': 'Języki dzwoniących', 'console.phoneNumbers.fromCountry': 'Według kraju dzwoniącego', 'console.phoneNumbers.voiceUrl': 'Adres URL głosu', 'console.phoneNumbers.copy': 'Kopiuj', 'console.phoneNumbers.created': 'Zarejestrowano', 'console.phoneNumbers.none': 'Brak numerów telefonów w tym trybie. Zarejestruj numer przez POST /v1/phone_numbers.',
   },
   tr: {
     'call.title': '{name} ile görüşme', 'call.loading': 'Görüşme açılıyor…', 'call.with': '{company}', 'call.join': 'Katıl', 'call.hangUp': 'Kapat',
@@ -182,6 +202,7 @@ const CATALOGUE = {
     'call.otherVideo': '{name} görüntüsü', 'call.myVideo': 'Kameranız', 'call.agent': 'Destek', 'call.customer': 'Müşteri',
     'chat.message': 'Mesaj', 'chat.placeholder': 'Bir mesaj yazın…', 'chat.send': 'Mesajı gönder', 'chat.record': 'Sesli mesaj kaydet',
     'chat.loading': 'Sohbet açılıyor…', 'chat.closed': 'Bu görüşme sona erdi.', 'chat.invalid': 'Bu sohbet bağlantısı artık geçerli değil', 'chat.conversation': 'Görüşme',
+    'console.phoneNumbers.title': 'Telefon numaraları', 'console.phoneNumbers.intro': 'Bu numaraları arayanlara tercümanlık yapılır. Twilio’da her numaranın sesli webhook’unu (“A call comes in”, HTTP POST) ses URL’sine ayarlayın.', 'console.phoneNumbers.number': 'Numara', 'console.phoneNumbers.answers': 'Yanıt', 'console.phoneNumbers.newCall': 'Her arayan için yeni bir görüşme', 'console.phoneNumbers.pin': 'Arayanlar PIN ile katılır', 'console.phoneNumbers.languages': 'Arayanların dilleri', 'console.phoneNumbers.fromCountry': 'Arayanın ülkesine göre', 'console.phoneNumbers.voiceUrl': 'Ses URL’si', 'console.phoneNumbers.copy': 'Kopyala', 'console.phoneNumbers.created': 'Kayıt tarihi', 'console.phoneNumbers.none': 'Bu modda telefon numarası yok. POST /v1/phone_numbers ile bir numara kaydedin.',
   },
   ru: {
     'call.title': 'Звонок: {name}', 'call.loading': 'Открываем звонок…', 'call.with': '{company}', 'call.join': 'Присоединиться', 'call.hangUp': 'Завершить',
@@ -198,6 +219,7 @@ const CATALOGUE = {
     'call.otherVideo': 'Видео: {name}', 'call.myVideo': 'Ваша камера', 'call.agent': 'Поддержка', 'call.customer': 'Клиент',
     'chat.message': 'Сообщение', 'chat.placeholder': 'Напишите сообщение…', 'chat.send': 'Отправить сообщение', 'chat.record': 'Записать голосовое сообщение',
     'chat.loading': 'Открываем чат…', 'chat.closed': 'Этот разговор завершён.', 'chat.invalid': 'Эта ссылка на чат больше недействительна', 'chat.conversation': 'Разговор',
+    'console.phoneNumbers.title': 'Телефонные номера', 'console.phoneNumbers.intro': 'Звонящим на эти номера предоставляется перевод. В Twilio укажите для каждого номера голосовой вебхук («A call comes in», HTTP POST) — его голосовой URL.', 'console.phoneNumbers.number': 'Номер', 'console.phoneNumbers.answers': 'Ответ', 'console.phoneNumbers.newCall': 'Новый звонок для каждого абонента', 'console.phoneNumbers.pin': 'Вход по PIN-коду', 'console.phoneNumbers.languages': 'Языки звонящих', 'console.phoneNumbers.fromCountry': 'По стране звонящего', 'console.phoneNumbers.voiceUrl': 'Голосовой URL', 'console.phoneNumbers.copy': 'Копировать', 'console.phoneNumbers.created': 'Зарегистрирован', 'console.phoneNumbers.none': 'В этом режиме нет телефонных номеров. Зарегистрируйте номер через POST /v1/phone_numbers.',
   },
   zh: {
     'call.title': '与 {name} 通话', 'call.loading': '正在打开通话…', 'call.with': '{company}', 'call.join': '加入', 'call.hangUp': '挂断',
@@ -214,6 +236,7 @@ const CATALOGUE = {
     'call.otherVideo': '{name} 的视频', 'call.myVideo': '你的摄像头', 'call.agent': '客服', 'call.customer': '客户',
     'chat.message': '消息', 'chat.placeholder': '输入消息…', 'chat.send': '发送消息', 'chat.record': '录制语音消息',
     'chat.loading': '正在打开聊天…', 'chat.closed': '此对话已结束。', 'chat.invalid': '此聊天链接已失效', 'chat.conversation': '对话',
+    'console.phoneNumbers.title': '电话号码', 'console.phoneNumbers.intro': '拨打这些号码的来电会获得口译。请在 Twilio 中将每个号码的语音 Webhook（“A call comes in”，HTTP POST）设为其语音 URL。', 'console.phoneNumbers.number': '号码', 'console.phoneNumbers.answers': '接听方式', 'console.phoneNumbers.newCall': '每位来电者新建一个通话', 'console.phoneNumbers.pin': '来电者凭 PIN 加入', 'console.phoneNumbers.languages': '来电者语言', 'console.phoneNumbers.fromCountry': '按来电者所在国家', 'console.phoneNumbers.voiceUrl': '语音 URL', 'console.phoneNumbers.copy': '复制', 'console.phoneNumbers.created': '注册时间', 'console.phoneNumbers.none': '此模式下没有电话号码。请使用 POST /v1/phone_numbers 注册一个。',
   },
   ja: {
     'call.title': '{name} との通話', 'call.loading': '通話を開いています…', 'call.with': '{company}', 'call.join': '参加', 'call.hangUp': '通話を終了',
@@ -230,6 +253,7 @@ const CATALOGUE = {
     'call.otherVideo': '{name} の映像', 'call.myVideo': 'あなたのカメラ', 'call.agent': 'サポート', 'call.customer': 'お客様',
     'chat.message': 'メッセージ', 'chat.placeholder': 'メッセージを入力…', 'chat.send': 'メッセージを送信', 'chat.record': 'ボイスメッセージを録音',
     'chat.loading': 'チャットを開いています…', 'chat.closed': 'この会話は終了しました。', 'chat.invalid': 'このチャットリンクは無効になりました', 'chat.conversation': '会話',
+    'console.phoneNumbers.title': '電話番号', 'console.phoneNumbers.intro': 'これらの番号への着信は通訳されます。Twilio で各番号の音声 Webhook（「A call comes in」、HTTP POST）を音声 URL に設定してください。', 'console.phoneNumbers.number': '番号', 'console.phoneNumbers.answers': '応答', 'console.phoneNumbers.newCall': '発信者ごとに新しい通話', 'console.phoneNumbers.pin': '発信者は PIN で参加', 'console.phoneNumbers.languages': '発信者の言語', 'console.phoneNumbers.fromCountry': '発信者の国から判定', 'console.phoneNumbers.voiceUrl': '音声 URL', 'console.phoneNumbers.copy': 'コピー', 'console.phoneNumbers.created': '登録日時', 'console.phoneNumbers.none': 'このモードには電話番号がありません。POST /v1/phone_numbers で登録してください。',
   },
   ar: {
     'call.title': 'مكالمة مع {name}', 'call.loading': 'جارٍ فتح المكالمة…', 'call.with': 'مع {company}', 'call.join': 'انضمام', 'call.hangUp': 'إنهاء المكالمة',
@@ -246,6 +270,7 @@ const CATALOGUE = {
     'call.otherVideo': 'فيديو {name}', 'call.myVideo': 'الكاميرا الخاصة بك', 'call.agent': 'الدعم', 'call.customer': 'العميل',
     'chat.message': 'رسالة', 'chat.placeholder': 'اكتب رسالة…', 'chat.send': 'إرسال الرسالة', 'chat.record': 'تسجيل رسالة صوتية',
     'chat.loading': 'جارٍ فتح الدردشة…', 'chat.closed': 'انتهت هذه المحادثة.', 'chat.invalid': 'رابط الدردشة هذا لم يعد صالحًا', 'chat.conversation': 'المحادثة',
+    'console.phoneNumbers.title': 'أرقام الهاتف', 'console.phoneNumbers.intro': 'يحصل المتصلون بهذه الأرقام على ترجمة فورية. في Twilio، اضبط خطاف الصوت لكل رقم («A call comes in»، HTTP POST) على عنوان URL الصوتي الخاص به.', 'console.phoneNumbers.number': 'الرقم', 'console.phoneNumbers.answers': 'طريقة الرد', 'console.phoneNumbers.newCall': 'مكالمة جديدة لكل متصل', 'console.phoneNumbers.pin': 'ينضم المتصلون برمز PIN', 'console.phoneNumbers.languages': 'لغات المتصلين', 'console.phoneNumbers.fromCountry': 'حسب بلد المتصل', 'console.phoneNumbers.voiceUrl': 'عنوان URL الصوتي', 'console.phoneNumbers.copy': 'نسخ', 'console.phoneNumbers.created': 'تاريخ التسجيل', 'console.phoneNumbers.none': 'لا توجد أرقام هاتف في هذا الوضع. سجّل رقمًا عبر POST /v1/phone_numbers.',
   },
   hi: {
     'call.title': '{name} के साथ कॉल', 'call.loading': 'कॉल खोली जा रही है…', 'call.with': '{company}', 'call.join': 'जुड़ें', 'call.hangUp': 'कॉल काटें',
@@ -262,6 +287,7 @@ const CATALOGUE = {
     'call.otherVideo': '{name} का वीडियो', 'call.myVideo': 'आपका कैमरा', 'call.agent': 'सहायता', 'call.customer': 'ग्राहक',
     'chat.message': 'संदेश', 'chat.placeholder': 'संदेश लिखें…', 'chat.send': 'संदेश भेजें', 'chat.record': 'वॉइस संदेश रिकॉर्ड करें',
     'chat.loading': 'चैट खोली जा रही है…', 'chat.closed': 'यह बातचीत समाप्त हो गई है।', 'chat.invalid': 'यह चैट लिंक अब मान्य नहीं है', 'chat.conversation': 'बातचीत',
+    'console.phoneNumbers.title': 'फ़ोन नंबर', 'console.phoneNumbers.intro': 'इन नंबरों पर कॉल करने वालों को दुभाषिया मिलता है। Twilio में हर नंबर का वॉइस वेबहुक (“A call comes in”, HTTP POST) उसके वॉइस URL पर सेट करें।', 'console.phoneNumbers.number': 'नंबर', 'console.phoneNumbers.answers': 'जवाब', 'console.phoneNumbers.newCall': 'हर कॉलर के लिए नई कॉल', 'console.phoneNumbers.pin': 'कॉलर PIN से जुड़ते हैं', 'console.phoneNumbers.languages': 'कॉलर की भाषाएँ', 'console.phoneNumbers.fromCountry': 'कॉलर के देश से', 'console.phoneNumbers.voiceUrl': 'वॉइस URL', 'console.phoneNumbers.copy': 'कॉपी करें', 'console.phoneNumbers.created': 'दर्ज किया गया', 'console.phoneNumbers.none': 'इस मोड में कोई फ़ोन नंबर नहीं है। POST /v1/phone_numbers से एक दर्ज करें।',
   },
 };
 
