@@ -42,15 +42,11 @@ export async function englishWordsOn(page: Page, language: string, othersText: s
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-export interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  targets: string[];
-}
-
-/** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA, best practices). */
-export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+/**
+ * axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA, best
+ * practices), one line each: `rule (impact): help at targets`, so a failing test reads what to fix.
+ */
+export async function seriousAxeViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: any[] }> } }).axe;
@@ -62,5 +58,7 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
       targets: violation.nodes.map((node: { target: string[] }) => node.target.join(' ')),
     }));
   });
-  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.targets.join(', ')}`);
 }
