@@ -419,6 +419,9 @@ describe('the customer chat page in chromium', () => {
       await page.getByTestId('typing').waitFor({ state: 'visible', ...WAIT });
       expect(await english()).toEqual([]);
 
+      // The screenshots of docs/chats.md are rewritten only when asked (UPDATE_SCREENSHOTS=1).
+      if (process.env.UPDATE_SCREENSHOTS === '1' && language !== 'de') await page.screenshot({ path: `docs/screenshots/chat-${language}.png` });
+
       // Recording a voice message, then cancelling it.
       await page.getByTestId('record-button').click();
       await page.waitForFunction(() => /\d:0[1-9]/.test(document.getElementById('recording-text')?.textContent ?? ''), null, WAIT);
