@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
+import { seriousAxeViolations } from '../support/pageChecks.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const WAIT = { timeout: PAGE_WAIT_MS };
@@ -87,6 +88,31 @@ describe('the API reference page in chromium', () => {
     const stream = page.locator('#operations-events-streamEvents');
     await stream.locator('.opblock-summary').first().click();
     expect(await stream.locator('.opblock-description-wrapper').textContent()).toContain(`curl -N -H 'Authorization: Bearer $API_KEY' '${t.url}/v1/events'`);
+    await page.close();
+  });
+
+  it('/docs/asyncapi: Markdown rendered, a table of contents that leads to every channel, nothing wider than a 390 px phone, no serious axe violation', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const blocked = recordCspViolations(page);
+    await page.goto(`${t.url}/docs/asyncapi`);
+    const document = await (await fetch(`${t.url}/asyncapi.json`)).json();
+
+    // Every channel is listed in the contents, and each entry leads to its section.
+    const links = await page.locator('nav.toc a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')!));
+    expect(links.length).toBe(Object.keys(document.channels).length + 3);
+    for (const href of links) expect(await page.locator(href).count(), href).toBe(1);
+
+    // Markdown became markup: no asterisks, backticks or fences left in the text.
+    const text = await page.locator('main').innerText();
+    expect(text).not.toMatch(/\*\*|```/);
+    expect(text.match(/`/g) ?? []).toEqual([]);
+    expect(await page.locator('#overview strong, #overview code').count()).toBeGreaterThan(0);
+    expect(await page.locator('section[id^="channel-"] p code').count()).toBeGreaterThan(0);
+
+    // Nothing wider than the phone: the page does not scroll sideways (long JSON scrolls inside its box).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    expect(blocked).toEqual([]);
     await page.close();
   });
 });
