@@ -98,9 +98,17 @@ describe('the call page in chromium', () => {
   });
 
   /** A page in its own browser context (its own origin storage), recording requests and errors. */
-  async function open(link: string, base = t.url, options: { viewport?: { width: number; height: number }; locale?: string } = {}): Promise<Side> {
+  async function open(
+    link: string,
+    base = t.url,
+    options: { viewport?: { width: number; height: number }; locale?: string; colorScheme?: 'light' | 'dark' } = {},
+  ): Promise<Side> {
     const url = new URL(link);
-    const context = await browser.newContext({ viewport: options.viewport ?? { width: 390, height: 844 }, ...(options.locale ? { locale: options.locale } : {}) });
+    const context = await browser.newContext({
+      viewport: options.viewport ?? { width: 390, height: 844 },
+      colorScheme: options.colorScheme ?? 'light',
+      ...(options.locale ? { locale: options.locale } : {}),
+    });
     opened.push(context);
     const page = await context.newPage();
     const urls: string[] = [];
@@ -524,10 +532,10 @@ describe('the call page in chromium', () => {
     }
   }, TEST_TIMEOUT_MS);
 
-  for (const [language, locale] of [['de', 'de-DE'], ['ar', 'ar-EG']] as const) {
-    it(`in ${language}: no English word before and after Join, with the device check; no serious axe violation`, async () => {
+  for (const [language, locale, colorScheme] of [['de', 'de-DE', 'light'], ['ar', 'ar-EG', 'dark']] as const) {
+    it(`in ${language} (${colorScheme}): no English word before and after Join, with the device check; no serious axe violation`, async () => {
       const call = await createCall('test', { agent_language: 'en', customer_language: language, agent_name: 'Ilona', video: true }, 10, 'Zeta Oy');
-      const customer = await open(call.customerUrl, t.url, { locale });
+      const customer = await open(call.customerUrl, t.url, { locale, colorScheme });
       const english = () => englishWordsOn(customer.page, language, NOT_THE_PAGES_WORDS);
       try {
         await customer.page.getByTestId('join').waitFor(WAIT);
