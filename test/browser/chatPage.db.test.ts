@@ -384,6 +384,24 @@ describe('the customer chat page in chromium', () => {
     await page.close();
   });
 
+  it('shows an API error on a Spanish page in Spanish, without the English detail', async () => {
+    const orgId = await t.createOrg({ name: 'Zeta Oy', balance: 0 });
+    const { key } = await t.createKey(orgId, 'live');
+    const { data: session } = await t.client(key).POST('/v1/sessions', { body: { agent_language: 'en', customer_language: 'es', agent_name: 'Ilona' } });
+    const { page, errors } = await openPage(pageUrl(session!.customer_url!), 'es-ES');
+    await page.getByTestId('composer').waitFor({ state: 'visible', ...WAIT });
+    await page.getByTestId('composer-input').fill('¿Hay alguien ahí?');
+    await page.getByTestId('send-button').click();
+    await page.getByTestId('notice').waitFor({ state: 'visible', ...WAIT });
+    expect(await page.getByTestId('notice-text').textContent()).toBe(
+      'No se pudo enviar tu mensaje: el servicio no está disponible para esta empresa en este momento.',
+    );
+    expect(await englishWordsOn(page, 'es', AGENTS_OWN_TEXT)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   /** What on the chat page is the agent's own: their messages (as translated for the customer) and originals. */
   const AGENTS_OWN_TEXT = ['.from-agent .text', '.from-agent .author', '.original p'];
 

@@ -16,6 +16,9 @@ const TYPING_SEND_EVERY_MS = 2000; // at most one typing announcement per this i
 const NOTICE_MS = 15000;
 const HISTORY_LIMIT = 100;
 const CATCH_UP_LIMIT = 200;
+// The browser's language goes with each message as a hint: what a first message too short to detect
+// ("Hola") is in. Only a tag the contract takes, so an odd browser setting never costs a message.
+const LANGUAGE_TAG = /^(?=.{2,35}$)[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -314,8 +317,8 @@ async function send() {
   els.input.value = '';
   autoResize();
   updateComposer();
-  // The page's language tells the server what a first message too short to detect ("Hola") is in.
-  const json = { text, language_hint: navigator.language || words.lang };
+  const json = { text };
+  if (LANGUAGE_TAG.test(navigator.language || '')) json.language_hint = navigator.language;
   const sent = await submit(t('chat.sendFailed'), () => api.request('/messages', { method: 'POST', json }));
   if (!sent && !els.input.value) {
     els.input.value = text;
@@ -339,10 +342,7 @@ els.input.addEventListener('input', () => {
   autoResize();
   void announceTyping();
 });
-els.record.addEventListener('click', () => {
-  void recorder.toggle();
-  if (recorder.recording()) els.record.focus();
-});
+els.record.addEventListener('click', () => void recorder.toggle());
 els.cancelRecording.addEventListener('click', () => {
   recorder.stop(true);
   els.input.focus();
