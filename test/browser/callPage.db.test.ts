@@ -253,6 +253,10 @@ describe('the call page in chromium', () => {
       navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
     });
     await page.goto(`${t.url}${new URL(call.agentUrl).pathname}${new URL(call.agentUrl).hash}`);
+    // The device check is refused the same way, and says so.
+    await page.getByTestId('check-devices').click();
+    await page.waitForSelector('[data-state="micDenied"]', WAIT);
+    await page.evaluate(() => (document.getElementById('app')!.dataset.state = 'setup'));
     await page.getByTestId('join').click();
     await page.waitForSelector('[data-state="micDenied"]', WAIT);
     expect(await page.getByTestId('status').textContent()).toContain('microphone is blocked');

@@ -53,7 +53,7 @@ const state = {
 const t = (k, values) => state.words.t(k, values);
 const devices = deviceCheck(
   { check: $('check-devices'), fields: $('device-fields'), microphone: $('microphone'), cameraSelect: $('camera-select'), cameraField: $('camera-field'), level: $('mic-level'), preview: $('preview') },
-  { t, video: () => Boolean(state.join && state.join.video) },
+  { t, video: () => Boolean(state.join && state.join.video), refused: () => setPhase('micDenied', t('call.micDenied')) },
 );
 
 const wsUrl = (path, query) => `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}?${new URLSearchParams(query)}`;

@@ -5,7 +5,8 @@ const LEVEL_EVERY_MS = 100;
 
 /**
  * `els`: the check button, the device fields, the two selects, the level meter and the preview video;
- * `page.t` the words, `page.video()` whether the call has video. `start()` runs the check (a gesture:
+ * `page.t` the words, `page.video()` whether the call has video, `page.refused()` when the browser
+ * refuses the devices. `start()` runs the check (a gesture:
  * the button), `stop()` releases the devices, `constraints()` is what getUserMedia should ask for.
  */
 export function deviceCheck(els, page) {
@@ -33,6 +34,7 @@ export function deviceCheck(els, page) {
     try {
       stream = await navigator.mediaDevices.getUserMedia(constraints());
     } catch {
+      page.refused();
       return false;
     }
     const devices = await navigator.mediaDevices.enumerateDevices();
