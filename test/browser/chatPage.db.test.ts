@@ -74,8 +74,8 @@ describe('the customer chat page in chromium', () => {
   };
 
   /** A new page that records requests leaving the server and script errors. */
-  async function openPage(url: string, locale?: string, colorScheme: 'light' | 'dark' = 'light') {
-    const page = await browser.newPage({ viewport: { width: 420, height: 800 }, colorScheme, ...(locale ? { locale } : {}) });
+  async function openPage(url: string, locale?: string, colorScheme: 'light' | 'dark' = 'light', width = 420) {
+    const page = await browser.newPage({ viewport: { width, height: 800 }, colorScheme, ...(locale ? { locale } : {}) });
     const foreign: string[] = [];
     const errors: string[] = [];
     // The page must work under its own Content-Security-Policy: anything it blocks is an error.
@@ -406,7 +406,7 @@ describe('the customer chat page in chromium', () => {
   const AGENTS_OWN_TEXT = ['.from-agent .text', '.from-agent .author', '.original p'];
 
   for (const [language, locale, colorScheme] of [['es', 'es-ES', 'light'], ['de', 'de-DE', 'light'], ['ar', 'ar-EG', 'dark']] as const) {
-    it(`in ${language} (${colorScheme}): no English word outside the agent's own text, in every state; no serious axe violation`, async () => {
+    it(`in ${language} (${colorScheme}, 390 px): no English word outside the agent's own text, in every state; no serious axe violation`, async () => {
       const orgId = await t.createOrg({ name: 'Zeta Oy' });
       const { key } = await t.createKey(orgId, 'test');
       const api = t.client(key);
@@ -418,8 +418,10 @@ describe('the customer chat page in chromium', () => {
       voice.append('audio', new Blob([new Uint8Array(wav)], { type: 'audio/wav' }), 'agent.wav');
       expect((await fetch(`${t.url}/v1/sessions/${session!.id}/voice`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: voice })).status).toBe(201);
 
-      const { page, errors } = await openPage(pageUrl(session!.customer_url!), locale, colorScheme);
+      const { page, errors } = await openPage(pageUrl(session!.customer_url!), locale, colorScheme, 390);
       await expect.poll(() => page.getByTestId('message').count(), POLL).toBe(2);
+      // A phone's width: nothing scrolls sideways.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       expect(await page.getAttribute('html', 'lang')).toBe(language);
       expect(await page.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');
       const english = () => englishWordsOn(page, language, AGENTS_OWN_TEXT);
