@@ -3,7 +3,8 @@
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
 // load through a bare `ws` relay (each stream frame forwarded as is to its listener), then N phone calls
-// (the agent on WebSockets as above, the customer on a scripted Twilio media stream). The server (and
+// (the agent on WebSockets as above, the customer on a scripted Twilio media stream), then N inbound phone
+// calls (each caller put through by the number's Voice webhook, then the same). The server (and
 // the relay) run in this process; the load runs in child processes (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import type { PhoneTarget, Target } from './mediaLoad.js';
 import { LoadClients } from './support/loadClients.js';
 import { distribution, type Distribution } from './support/stats.js';
 import { createTestCalls, sideTarget } from './support/testCalls.js';
+import { callInbound } from './support/inboundCalls.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -221,7 +223,22 @@ async function main() {
     console.log(' done');
     const droppedPhones0 = listenerChunksDropped();
     const phoneResult = await runPhase('phone calls', CALLS, agents, true, () => listenerChunksDropped() - droppedPhones0, phones);
-    printTable([mediaResult, relayResult, phoneResult]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Inbound phone calls: each caller put through by the number's Voice webhook (signed TwiML request,
+    // a new call, call.inbound), then the same load as the dialled phones.
+    process.stdout.write(`putting ${CALLS} callers through...`);
+    const inbound = await callInbound(server.url, ADMIN, org.org_id, key, server.app.db, CALLS);
+    console.log(' done');
+    const droppedInbound0 = listenerChunksDropped();
+    const inboundResult = await runPhase(
+      'inbound phones',
+      CALLS,
+      inbound.map((call) => sideTarget(server.url, call.agent)),
+      true,
+      () => listenerChunksDropped() - droppedInbound0,
+      inbound.map((call) => call.phone),
+    );
+    printTable([mediaResult, relayResult, phoneResult, inboundResult]);
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -267,7 +284,8 @@ function printTable(results: PhaseResult[]) {
       'Memory: retained = heap/buffers after GC with every socket open, minus before connecting. RSS is the\n' +
       'whole server process (embedded database included); the relay runs second, in pages already mapped.\n' +
       'Phone calls: latency and lost frames are the agent side (WebSockets); the customer is a scripted Twilio\n' +
-      'media stream (mu-law 8 kHz both ways, resampled to and from 24 kHz, paced 20 ms frames, marks echoed).',
+      'media stream (mu-law 8 kHz both ways, resampled to and from 24 kHz, paced 20 ms frames, marks echoed).\n' +
+      'Inbound phones: the same, each caller put through by the Voice webhook of a number (new_call).',
   );
 }
 

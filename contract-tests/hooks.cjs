@@ -60,6 +60,14 @@ async function call(method, urlPath, { token, body, form, multipart, headers = {
   return text && /json/.test(response.headers.get('content-type') || '') ? JSON.parse(text) : text;
 }
 
+const phoneNumberBody = () => ({
+  number: `+1415${String(randomBytes(4).readUInt32BE() % 10_000_000).padStart(7, '0')}`,
+  mode: 'new_call',
+  agent_language: 'en',
+  agent_name: 'Alice',
+  customer_languages: ['es', 'fr'],
+  metadata: { queue: 'support' },
+});
 const WEBHOOK_ENDPOINT = { url: 'https://hooks.example.invalid/contract', enabled_events: ['*'], description: 'Helpdesk ticket updates' };
 
 /** What entries use: organizations, keys and the objects of the API. */
@@ -105,6 +113,8 @@ const ctx = {
     const message = await call('POST', `/v1/sessions/${session.id}/voice`, { token: ctx.keys.test.key, multipart: voiceForm({ sender: 'agent' }), expect: 201 });
     return { session, message };
   },
+  /** A phone number of its own (a number is registered once per mode), with the example's other fields. */
+  createPhoneNumber: (key) => ctx.api('POST', '/v1/phone_numbers', phoneNumberBody(), 201, key),
   createWebhookEndpoint: (key) => ctx.api('POST', '/v1/webhook_endpoints', WEBHOOK_ENDPOINT, 201, key),
   /** An endpoint with one delivery (the event of a new session): { endpoint, delivery }. */
   async webhookDelivery() {
@@ -220,6 +230,7 @@ const withVoice = (prepare) => async (ctx, t) => {
   const prepared = await prepare(ctx, t);
   return { ...prepared, multipart: voiceForm(prepared.headers?.['X-Chat-Key'] ? {} : { sender: 'agent' }) };
 };
+const withPhoneNumber = async (ctx) => ({ params: { phone_number_id: (await ctx.createPhoneNumber()).id } });
 const withWebhookEndpoint = async (ctx) => ({ params: { webhook_endpoint_id: (await ctx.createWebhookEndpoint()).id } });
 const withDelivery = async (ctx) => {
   const { endpoint, delivery } = await ctx.webhookDelivery();
@@ -372,6 +383,19 @@ const OPERATIONS = {
 
   // translation
   'POST /v1/translate': { 402: async (ctx) => ({ key: ctx.keys.unfunded }), 409: skipped(IN_PROGRESS), 502: async (ctx) => ({ key: ctx.keys.live }) },
+
+  // phone numbers (the contract's organization has a telephony connector)
+  'POST /v1/phone_numbers': {
+    ok: async () => ({ body: phoneNumberBody() }),
+    400: async (ctx) => ({ key: await ctx.createKey('test', ['calls:write'], (await ctx.createOrg()).org_id), body: phoneNumberBody() }),
+    409: async (ctx) => {
+      const body = phoneNumberBody();
+      await ctx.api('POST', '/v1/phone_numbers', body, 201);
+      return { body };
+    },
+  },
+  'GET /v1/phone_numbers/{phone_number_id}': { ok: withPhoneNumber },
+  'DELETE /v1/phone_numbers/{phone_number_id}': { ok: withPhoneNumber },
 
   // webhooks: a host under .invalid (RFC 2606) never resolves, so the contract run sends nothing out
   'POST /v1/webhook_endpoints': {

@@ -24,9 +24,11 @@ import createCustomerLink from './sessions/createCustomerLink.js';
 import createMessage from './sessions/createMessage.js';
 import createOAuthToken from './oauth/createOAuthToken.js';
 import createPhoneLine from './calls/createPhoneLine.js';
+import createPhoneNumber from './phone-numbers/createPhoneNumber.js';
 import createSession from './sessions/createSession.js';
 import createVoiceMessage from './sessions/createVoiceMessage.js';
 import createWebhookEndpoint from './webhooks/createWebhookEndpoint.js';
+import deletePhoneNumber from './phone-numbers/deletePhoneNumber.js';
 import deleteSession from './sessions/deleteSession.js';
 import deleteWebhookEndpoint from './webhooks/deleteWebhookEndpoint.js';
 import dialCall from './calls/dialCall.js';
@@ -38,6 +40,7 @@ import getChatMessageAudio from './chat-customer/getChatMessageAudio.js';
 import getHealth from './system/getHealth.js';
 import getMessageAudio from './sessions/getMessageAudio.js';
 import getOAuthServerMetadata from './oauth/getOAuthServerMetadata.js';
+import getPhoneNumber from './phone-numbers/getPhoneNumber.js';
 import getReadiness from './system/getReadiness.js';
 import getSession from './sessions/getSession.js';
 import getWebhookEndpoint from './webhooks/getWebhookEndpoint.js';
@@ -46,6 +49,7 @@ import joinChat from './chat-customer/joinChat.js';
 import listCalls from './calls/listCalls.js';
 import listChatMessages from './chat-customer/listChatMessages.js';
 import listMessages from './sessions/listMessages.js';
+import listPhoneNumbers from './phone-numbers/listPhoneNumbers.js';
 import listSessions from './sessions/listSessions.js';
 import listWebhookDeliveries from './webhooks/listWebhookDeliveries.js';
 import listWebhookEndpoints from './webhooks/listWebhookEndpoints.js';
@@ -272,6 +276,15 @@ export const operationTable: readonly OperationEntry[] = [
     handler: createPhoneLine,
   },
   {
+    operationId: 'createPhoneNumber',
+    method: 'post',
+    path: '/v1/phone_numbers',
+    tag: 'phone-numbers',
+    scope: 'calls:write',
+    auth: 'api',
+    handler: createPhoneNumber,
+  },
+  {
     operationId: 'createSession',
     method: 'post',
     path: '/v1/sessions',
@@ -297,6 +310,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'webhooks:write',
     auth: 'api',
     handler: createWebhookEndpoint,
+  },
+  {
+    operationId: 'deletePhoneNumber',
+    method: 'delete',
+    path: '/v1/phone_numbers/{phone_number_id}',
+    tag: 'phone-numbers',
+    scope: 'calls:write',
+    auth: 'api',
+    handler: deletePhoneNumber,
   },
   {
     operationId: 'deleteSession',
@@ -398,6 +420,15 @@ export const operationTable: readonly OperationEntry[] = [
     handler: getOAuthServerMetadata,
   },
   {
+    operationId: 'getPhoneNumber',
+    method: 'get',
+    path: '/v1/phone_numbers/{phone_number_id}',
+    tag: 'phone-numbers',
+    scope: 'calls:read',
+    auth: 'api',
+    handler: getPhoneNumber,
+  },
+  {
     operationId: 'getReadiness',
     method: 'get',
     path: '/readyz',
@@ -468,6 +499,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'sessions:read',
     auth: 'api',
     handler: listMessages,
+  },
+  {
+    operationId: 'listPhoneNumbers',
+    method: 'get',
+    path: '/v1/phone_numbers',
+    tag: 'phone-numbers',
+    scope: 'calls:read',
+    auth: 'api',
+    handler: listPhoneNumbers,
   },
   {
     operationId: 'listSessions',

@@ -9,6 +9,7 @@ import { hashSecret, newId, newSecret } from '../lib/ids.js';
 import { fundedPayer } from '../money/index.js';
 import { DEFAULT_AGENT_NAME } from '../sessions/sessions.js';
 import { findOwned, listOwned } from '../auth/owned.js';
+import { issuePins } from './phoneNumbers.js';
 
 import { otherSide, type Side } from './side.js';
 import type { Config } from '../config.js';
@@ -105,7 +106,7 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
   await fundedPayer(deps.db, payer);
   const agentKey = newSecret('ck_');
   const customerKey = newSecret('ck_');
-  const row = await withEvents(deps, async (trx, emit) => {
+  const { row, pins } = await withEvents(deps, async (trx, emit) => {
     const [created] = await trx<CallRow>('calls')
       .insert({
         id: newId('call'),
@@ -124,12 +125,13 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
       })
       .returning('*');
     await emit(callEvent(created, 'call.created', presentCall(created)));
-    return created;
+    return { row: created, pins: await issuePins(trx, created) };
   });
   return {
     ...presentCall(row),
     agent_url: sideUrl(deps.config.publicBaseUrl, row.id, agentKey),
     customer_url: sideUrl(deps.config.publicBaseUrl, row.id, customerKey),
+    ...(pins ? { phone_pins: pins } : {}),
   };
 }
 

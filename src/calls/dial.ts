@@ -70,17 +70,20 @@ export async function dial(deps: TelephonyDeps, payer: Payer, call: CallRow, sid
   return { twilio_call_sid: sid };
 }
 
-interface NewLeg {
+export interface NewLeg {
   legId: string;
   call: CallRow;
   side: Side;
+  /** The phone's number: the one dialled, or the caller's. */
   to: string;
   sid: string;
   token: string;
+  /** A caller of one of the organization's numbers (./inbound.ts); default: dialled. */
+  direction?: 'inbound' | 'outbound';
 }
 
 /** Records the accepted leg and ends the side's older ones (returned, to be hung up); 409 if the call ended meanwhile. */
-async function recordLeg(db: Knex, leg: NewLeg): Promise<PhoneLegRow[]> {
+export async function recordLeg(db: Knex, leg: NewLeg): Promise<PhoneLegRow[]> {
   return db.transaction(async (trx) => {
     const current = await trx<CallRow>('calls').where({ id: leg.call.id }).forUpdate().first();
     assertOpen(current!);
@@ -93,6 +96,9 @@ async function recordLeg(db: Knex, leg: NewLeg): Promise<PhoneLegRow[]> {
       to_number: leg.to,
       twilio_call_sid: leg.sid,
       stream_token_hash: hashSecret(leg.token),
+      direction: leg.direction ?? 'outbound',
+      // Twilio put the caller through: the phone is answered already.
+      ...(leg.direction === 'inbound' ? { status: 'answered' } : {}),
     });
     return replaced;
   });

@@ -12,6 +12,7 @@ import type { EventData } from '../events/types.js';
 import { hashSecret } from '../lib/ids.js';
 import { callEvent, findCallById, presentCall, type CallRow, type Side } from './calls.js';
 import { findTelephonyConnector } from '../telephony/connectors.js';
+import { erasePins } from './phoneNumbers.js';
 import { TwilioRest, validTwilioSignature, type TwilioAccount } from '../telephony/twilio.js';
 
 export interface PhoneLegRow {
@@ -23,6 +24,8 @@ export interface PhoneLegRow {
   twilio_call_sid: string;
   stream_token_hash: string;
   status: 'dialing' | 'ringing' | 'answered' | 'completed';
+  /** outbound: dialled through the API; inbound: a caller of one of the organization's numbers. */
+  direction: 'outbound' | 'inbound';
   stream_started_at: Date | null;
   ended_at: Date | null;
   end_reason: string | null;
@@ -87,13 +90,16 @@ export async function claimStreamToken(db: Knex, callId: string, side: Side, tok
 
 export const findLeg = (db: Knex, legId: string) => db<PhoneLegRow>('phone_legs').where({ id: legId }).first();
 
-/** Ending a call hangs up every phone still in it (the API's end, or the agent's hang-up). */
+/** Ending a call hangs up every phone still in it (the API's end, or the agent's hang-up); its phone PINs die with it. */
 export function hangUpPhonesWhenCallsEnd(deps: TelephonyDeps, track: (work: Promise<unknown>) => void): () => void {
   return deps.events.subscribe((event) => {
     if (event.signal?.type !== 'ended' || !event.callId) return;
     const callId = event.callId;
     track(
-      (async () => hangUpLegs(deps, await endLegs(deps.db, callId, 'call_ended')))().catch((err) =>
+      (async () => {
+        await erasePins(deps.db, callId);
+        await hangUpLegs(deps, await endLegs(deps.db, callId, 'call_ended'));
+      })().catch((err) =>
         deps.logger.error({ err, call_id: callId }, 'telephony: hanging up the phones of an ended call failed'),
       ),
     );
@@ -125,8 +131,7 @@ const STATUS: Record<string, LegProgress | undefined> = {
 
 /**
  * A status callback of leg `legId`: it must be signed by the organization's auth token over the URL as
- * configured by PUBLIC_BASE_URL (403 otherwise, also for an unknown leg: nothing is revealed). A new
- * state becomes an event carrying the call's metadata; a repeated callback changes nothing.
+ * configured by PUBLIC_BASE_URL (403 otherwise, also for an unknown leg: nothing is revealed).
  */
 export async function applyStatusCallback(deps: TelephonyDeps, legId: string, signature: string, params: Record<string, string>): Promise<void> {
   const leg = await findLeg(deps.db, legId);
@@ -135,13 +140,18 @@ export async function applyStatusCallback(deps: TelephonyDeps, legId: string, si
   if (!leg || !found || !validTwilioSignature(found.account.authToken, signature, url, params) || params.CallSid !== leg.twilio_call_sid) {
     throw errors.invalidTwilioSignature();
   }
-  const next = STATUS[params.CallStatus ?? ''];
+  await advanceLeg(deps, leg, params.CallStatus ?? '');
+}
+
+/** Twilio's `CallStatus` of a leg: a new state becomes an event carrying the call's metadata; a repeated one changes nothing. */
+export async function advanceLeg(deps: Pick<TelephonyDeps, 'db' | 'events'>, leg: PhoneLegRow, callStatus: string): Promise<void> {
+  const next = STATUS[callStatus];
   if (!next) return;
   await withEvents(serverMade(deps), async (trx, emit) => {
     const changes: Record<string, unknown> = { status: next.status };
     // A leg this server already ended (replaced, call ended) keeps its own reason and time.
     if (next.status === 'completed') {
-      Object.assign(changes, { ended_at: trx.raw('coalesce(ended_at, now())'), end_reason: trx.raw('coalesce(end_reason, ?)', [params.CallStatus]) });
+      Object.assign(changes, { ended_at: trx.raw('coalesce(ended_at, now())'), end_reason: trx.raw('coalesce(end_reason, ?)', [callStatus]) });
     }
     // Callbacks may arrive out of order or twice: a leg's state only moves forward.
     const [updated] = await trx<PhoneLegRow>('phone_legs')

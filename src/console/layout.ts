@@ -3,6 +3,7 @@
 // view of events) is a local asset.
 import type { Mode } from '../auth/principal.js';
 import { escapeHtml, htmlDocument } from '../web/html.js';
+import { translator } from '../web/i18n/catalogue.js';
 import type { SignedInMember } from './session.js';
 
 export const SECTIONS = [
@@ -13,6 +14,7 @@ export const SECTIONS = [
   { path: '/console/sessions', label: 'Sessions' },
   { path: '/console/events', label: 'Events' },
   { path: '/console/webhooks', label: 'Webhooks' },
+  { path: '/console/phone-numbers', label: translator('en').t('console.phoneNumbers.title') },
   { path: '/console/ledger', label: 'Ledger' },
   { path: '/console/members', label: 'Members' },
   { path: '/console/account', label: 'Your account' },

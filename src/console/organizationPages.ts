@@ -35,6 +35,8 @@ import { accountPage } from './views/account.js';
 import { membersPage } from './views/members.js';
 import { callsPage, LIST_LIMIT, sessionsPage } from './views/activity.js';
 import { appsPage } from './views/apps.js';
+import { phoneNumbersPage } from './views/phoneNumbers.js';
+import { listPhoneNumbers } from '../calls/phoneNumbers.js';
 import { eventsPage } from './views/events.js';
 import { keysPage } from './views/keys.js';
 import { overviewPage } from './views/overview.js';
@@ -161,6 +163,13 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const { created, oldKeyExpiresAt } = await rollApiKey(app, keyId, signedIn.orgId, overlapMs, signedIn.email, app.now());
     const old = oldKeyExpiresAt ? `${keyId} keeps working until ${oldKeyExpiresAt.slice(0, 16).replace('T', ' ')} UTC.` : `${keyId} is revoked.`;
     await after(res, signedIn, '/console/keys', { kind: 'key', created }, notice(`Rolled: ${created.id} replaces ${keyId}; ${old}`));
+  });
+
+  router.get('/console/phone-numbers', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/phone-numbers');
+    page(res, phoneNumbersPage(view, await listPhoneNumbers(app, { orgId: signedIn.orgId, mode: view.mode })));
   });
 
   router.get('/console/apps', async (req, res) => {

@@ -58,6 +58,11 @@ export class EngineRegistry implements Translators, Transcribers, Interpreters {
     return mode === 'live' ? this.liveInterpretation : ECHO;
   }
 
+  /** The setting that live call interpretation lacks, or undefined when an engine is configured. */
+  liveInterpretationMissing(): string | undefined {
+    return 'missingSetting' in this.live.interpretation ? this.live.interpretation.missingSetting : undefined;
+  }
+
   /** Replaces live engines for work started from now on (tests: stand-ins and fakes). */
   replaceLive(engines: Partial<LiveEngines>): void {
     this.live = { ...this.live, ...engines };

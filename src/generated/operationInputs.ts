@@ -25,9 +25,11 @@ export interface OperationInputs {
   createMessage: { auth: 'api'; files: never };
   createOAuthToken: { auth: 'oauthClient'; files: never };
   createPhoneLine: { auth: 'api'; files: never };
+  createPhoneNumber: { auth: 'api'; files: never };
   createSession: { auth: 'api'; files: never };
   createVoiceMessage: { auth: 'api'; files: 'audio' };
   createWebhookEndpoint: { auth: 'api'; files: never };
+  deletePhoneNumber: { auth: 'api'; files: never };
   deleteSession: { auth: 'api'; files: never };
   deleteWebhookEndpoint: { auth: 'api'; files: never };
   dialCall: { auth: 'api'; files: never };
@@ -39,6 +41,7 @@ export interface OperationInputs {
   getHealth: { auth: 'none'; files: never };
   getMessageAudio: { auth: 'api'; files: never };
   getOAuthServerMetadata: { auth: 'none'; files: never };
+  getPhoneNumber: { auth: 'api'; files: never };
   getReadiness: { auth: 'none'; files: never };
   getSession: { auth: 'api'; files: never };
   getWebhookEndpoint: { auth: 'api'; files: never };
@@ -47,6 +50,7 @@ export interface OperationInputs {
   listCalls: { auth: 'api'; files: never };
   listChatMessages: { auth: 'chatKey'; files: never };
   listMessages: { auth: 'api'; files: never };
+  listPhoneNumbers: { auth: 'api'; files: never };
   listSessions: { auth: 'api'; files: never };
   listWebhookDeliveries: { auth: 'api'; files: never };
   listWebhookEndpoints: { auth: 'api'; files: never };

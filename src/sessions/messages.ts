@@ -86,8 +86,10 @@ export interface NewMessage {
   sender: Sender;
   text: string;
   author_name?: string | null;
-  /** As the caller gave it; otherwise detected, otherwise the sender's language in the session. */
+  /** As the caller gave it; otherwise detected, otherwise the sender's language in the session, otherwise `language_hint`. */
   language?: string | null;
+  /** The language the customer's page is shown in: what a text too short to detect is taken to be in. */
+  language_hint?: string | null;
 }
 
 export interface Recording {
@@ -156,7 +158,8 @@ export async function storeMessage(
 ): Promise<PostedMessage> {
   const payer: Payer = { orgId: session.org_id, mode: session.mode };
   const ownLanguage = input.sender === 'agent' ? session.agent_language : session.customer_language;
-  let language = input.language ?? (await detectLanguage(input.text)) ?? ownLanguage;
+  // The hint comes last: a detected language or the session's own knows better than a browser setting.
+  let language = input.language ?? (await detectLanguage(input.text)) ?? ownLanguage ?? input.language_hint ?? null;
   const target = otherLanguage(session, input.sender);
 
   const translations: Record<string, string> = {};

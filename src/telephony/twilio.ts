@@ -138,15 +138,28 @@ export class TwilioRest {
   }
 }
 
+export type VoiceResponse = InstanceType<typeof Twilio.twiml.VoiceResponse>;
+
+type Gather = ReturnType<VoiceResponse['gather']>;
+type SayLanguage = NonNullable<Parameters<VoiceResponse['say']>[0] extends infer A ? (A extends { language?: infer L } ? L : never) : never>;
+
+/** <Say language> of a text in a language Twilio speaks (an `xx-YY` tag of its list). */
+export const sayIn = (verb: VoiceResponse | Gather, language: string, text: string) => verb.say({ language: language as SayLanguage }, text);
+
+/** An empty TwiML answer of the `twilio` package, for a call's verbs. */
+export const voiceResponse = (): VoiceResponse => new (twilio().twiml.VoiceResponse)();
+
 /**
- * TwiML that connects the answered call to a two-way media stream at `streamUrl`. Twilio drops query
- * strings from stream URLs, so the stream's single-use token travels as a <Parameter>.
+ * Connects the answered call to a two-way media stream at `streamUrl`. Twilio drops query strings from
+ * stream URLs, so the stream's single-use token travels as a <Parameter>.
  */
-export function streamTwiml(streamUrl: string, token: string): string {
-  const response = new (twilio().twiml.VoiceResponse)();
+export function connectStream(response: VoiceResponse, streamUrl: string, token: string): VoiceResponse {
   response.connect().stream({ url: streamUrl }).parameter({ name: 'token', value: token });
-  return response.toString();
+  return response;
 }
+
+/** TwiML that only connects the call to its media stream (a dialled phone's). */
+export const streamTwiml = (streamUrl: string, token: string): string => connectStream(voiceResponse(), streamUrl, token).toString();
 
 /** Twilio's X-Twilio-Signature check: HMAC-SHA1 with the auth token over the URL and the sorted form. */
 export const validTwilioSignature = (authToken: string, signature: string, url: string, params: Record<string, string>) =>

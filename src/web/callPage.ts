@@ -1,5 +1,6 @@
-// The call page, opened from a call's agent_url or customer_url (`/call/{call_id}#k=<key>`), and the
-// pages' shared word catalogue (`/page-i18n/`, also used by the chat page).
+// The call page, opened from a call's agent_url or customer_url (`/call/{call_id}#k=<key>`), and what
+// it shares with the chat page: the word catalogue (`/page-i18n/`) and the modules of `/page-shared/`
+// (the public API with the key header, reconnecting with backoff, notices).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
@@ -8,6 +9,7 @@ import { pageSecurity } from '../http/securityHeaders.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const assets = path.join(here, 'call');
 const catalogue = path.join(here, 'i18n');
+const shared = path.join(here, 'shared');
 
 export function callPageRouter(): express.Router {
   const router = express.Router();
@@ -17,5 +19,6 @@ export function callPageRouter(): express.Router {
   });
   router.use('/call-assets', express.static(assets, { index: false, maxAge: '5m' }));
   router.use('/page-i18n', express.static(catalogue, { index: false, maxAge: '5m' }));
+  router.use('/page-shared', express.static(shared, { index: false, maxAge: '5m' }));
   return router;
 }

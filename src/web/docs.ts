@@ -1,7 +1,9 @@
 // A readable API reference at /docs, rendered by Swagger UI from /openapi.json with its assets served
-// from the installed package: no CDN, so it works offline.
+// from the installed package: no CDN, so it works offline. How it is set up for trying the API out:
+// reference/init.js.
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { contractCopy, contractYaml } from '../http/contract.js';
 import { pageSecurity } from '../http/securityHeaders.js';
@@ -10,14 +12,16 @@ const page = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Live-Interpretation and Support-Chat API reference</title>
   <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <link rel="stylesheet" href="/docs/reference/reference.css">
 </head>
 <body>
-  <nav><a href="/docs/asyncapi">Sockets and event streams (AsyncAPI)</a> · <a href="/openapi.json">/openapi.json</a> · <a href="/asyncapi.json">/asyncapi.json</a></nav>
-  <div id="reference"></div>
+  <nav class="reference-nav" aria-label="Documents"><a href="/docs/asyncapi">Sockets and event streams (AsyncAPI)</a> <a href="/openapi.json">/openapi.json</a> <a href="/openapi.yaml">/openapi.yaml</a> <a href="/asyncapi.json">/asyncapi.json</a></nav>
+  <main id="reference"></main>
   <script src="/docs/assets/swagger-ui-bundle.js"></script>
-  <script src="/docs/init.js"></script>
+  <script src="/docs/reference/init.js"></script>
 </body>
 </html>`;
 
@@ -25,8 +29,7 @@ const page = `<!doctype html>
 // server (about 40 MiB) just to tell where they are.
 const swaggerUiAssets = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-// validatorUrl null: Swagger UI would otherwise send the document to an online validator.
-const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', validatorUrl: null, deepLinking: true });`;
+const reference = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reference');
 
 /** The contract as this server serves it: its `servers` name this server (PUBLIC_BASE_URL), so a
  * client generated from or pointed at the served document reaches it, not the file's localhost default. */
@@ -54,9 +57,7 @@ export function docsRouter(publicBaseUrl: string): express.Router {
   router.get('/docs', pageSecurity('self'), (_req, res) => {
     res.type('html').send(page);
   });
-  router.get('/docs/init.js', (_req, res) => {
-    res.type('application/javascript').send(init);
-  });
+  router.use('/docs/reference', express.static(reference, { index: false, maxAge: '5m' }));
   router.use('/docs/assets', express.static(swaggerUiAssets, { index: false, maxAge: '1h' }));
   return router;
 }

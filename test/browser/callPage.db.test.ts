@@ -11,6 +11,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
 import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { englishWordsOn, seriousAxeViolations } from '../support/pageChecks.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
@@ -97,9 +98,17 @@ describe('the call page in chromium', () => {
   });
 
   /** A page in its own browser context (its own origin storage), recording requests and errors. */
-  async function open(link: string, base = t.url): Promise<Side> {
+  async function open(
+    link: string,
+    base = t.url,
+    options: { viewport?: { width: number; height: number }; locale?: string; colorScheme?: 'light' | 'dark' } = {},
+  ): Promise<Side> {
     const url = new URL(link);
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const context = await browser.newContext({
+      viewport: options.viewport ?? { width: 390, height: 844 },
+      colorScheme: options.colorScheme ?? 'light',
+      ...(options.locale ? { locale: options.locale } : {}),
+    });
     opened.push(context);
     const page = await context.newPage();
     const urls: string[] = [];
@@ -114,8 +123,8 @@ describe('the call page in chromium', () => {
     return { context, page, urls, errors };
   }
 
-  async function createCall(mode: 'test' | 'live', body: Record<string, unknown>, balance = 10) {
-    const orgId = await t.createOrg({ name: 'Acme Support', balance, voice_rate_per_minute: 0.6 });
+  async function createCall(mode: 'test' | 'live', body: Record<string, unknown>, balance = 10, company = 'Acme Support') {
+    const orgId = await t.createOrg({ name: company, balance, voice_rate_per_minute: 0.6 });
     const { key } = await t.createKey(orgId, mode);
     const res = await fetch(`${t.url}/v1/calls`, {
       method: 'POST',
@@ -244,6 +253,10 @@ describe('the call page in chromium', () => {
       navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));
     });
     await page.goto(`${t.url}${new URL(call.agentUrl).pathname}${new URL(call.agentUrl).hash}`);
+    // The device check is refused the same way, and says so.
+    await page.getByTestId('check-devices').click();
+    await page.waitForSelector('[data-state="micDenied"]', WAIT);
+    await page.evaluate(() => (document.getElementById('app')!.dataset.state = 'setup'));
     await page.getByTestId('join').click();
     await page.waitForSelector('[data-state="micDenied"]', WAIT);
     expect(await page.getByTestId('status').textContent()).toContain('microphone is blocked');
@@ -426,4 +439,126 @@ describe('the call page in chromium', () => {
       for (const side of [agent, customer]) await side.context.close();
     }
   }, TEST_TIMEOUT_MS);
+
+  /** What on the call page is the other person's or the browser's own: spoken words in captions, names, device names. */
+  const NOT_THE_PAGES_WORDS = ['.caption span', '.caption small', '.caption strong', '#other-name', 'select'];
+
+  /** Contrast ratio (WCAG) of an element's text colour against the background of the nearest ancestor that has one. */
+  const contrastOf = (page: Page, selector: string) =>
+    page.evaluate((selector) => {
+      const rgb = (colour: string) => colour.match(/[\d.]+/g)!.slice(0, 4).map(Number);
+      const luminance = ([r, g, b]: number[]) =>
+        [r, g, b].map((c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4)).reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i]!, 0);
+      const element = document.querySelector(selector)!;
+      let back: Element | null = element;
+      while (back && (getComputedStyle(back).backgroundColor === 'rgba(0, 0, 0, 0)' || rgb(getComputedStyle(back).backgroundColor)[3] === 0)) back = back.parentElement;
+      const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(rgb(getComputedStyle(back ?? document.body).backgroundColor))];
+      return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    }, selector);
+
+  it('at 1280x800 in Spanish: device check, waiting/joined/left, focus after Join, newest captions in view, contrast, axe, no English', async () => {
+    const call = await createCall('live', { agent_language: 'en', customer_language: 'es', agent_name: 'Ilona', customer_name: 'Matti', video: true }, 10, 'Zeta Oy');
+    const desktop = { width: 1280, height: 800 };
+    const agent = await open(call.agentUrl, t.url, { viewport: desktop });
+    const customer = await open(call.customerUrl, t.url, { viewport: desktop, locale: 'es-ES' });
+    const english = () => englishWordsOn(customer.page, 'es', NOT_THE_PAGES_WORDS);
+    try {
+      await customer.page.getByTestId('join').waitFor(WAIT);
+      expect(await customer.page.getAttribute('html', 'lang')).toBe('es');
+      expect(await english()).toEqual([]);
+      expect(await seriousAxeViolations(customer.page)).toEqual([]);
+
+      // The device check: microphones and cameras to choose from, the level moving, the camera's picture.
+      await customer.page.getByTestId('check-devices').click();
+      await customer.page.locator('#device-fields').waitFor(WAIT);
+      const microphones = await customer.page.locator('#microphone option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
+      expect(microphones.length).toBeGreaterThanOrEqual(2);
+      expect(await customer.page.locator('#camera-select option').count()).toBeGreaterThanOrEqual(1);
+      await customer.page.getByTestId('microphone').selectOption(microphones[1]!);
+      await expect.poll(() => customer.page.getByTestId('mic-level').evaluate((meter: HTMLMeterElement) => meter.value), WAIT).toBeGreaterThan(0.02);
+      await expect.poll(() => customer.page.getByTestId('preview').evaluate((video: HTMLVideoElement) => video.videoWidth), WAIT).toBeGreaterThan(0);
+      expect(await english()).toEqual([]);
+      expect(await seriousAxeViolations(customer.page)).toEqual([]);
+
+      // The agent joins first: alone, waiting for the customer; focus stays in the call's controls.
+      await agent.page.getByTestId('join').click();
+      await agent.page.waitForSelector('[data-state="live"]', WAIT);
+      await agent.page.waitForSelector('[data-peer="alone"]', WAIT);
+      expect(await agent.page.getByTestId('peer-state').textContent()).toBe('Waiting for Matti to join…');
+      expect(await agent.page.evaluate(() => document.activeElement?.id)).toBe('mute');
+
+      // The customer joins with the microphone chosen in the check.
+      await customer.page.getByTestId('join').click();
+      await customer.page.waitForSelector('[data-state="live"]', WAIT);
+      expect(await customer.page.evaluate(() => document.activeElement?.id)).toBe('mute');
+      await agent.page.waitForSelector('[data-peer="joined"]', WAIT);
+      // Joined, and soon speaking (the fake microphone never stops).
+      expect(await agent.page.getByTestId('peer-state').textContent()).toMatch(/^Matti (joined the call|is speaking)$/);
+      await customer.page.waitForSelector('[data-peer="joined"]', WAIT);
+      expect(
+        await customer.page.evaluate(() => (window as unknown as { __callPage: { stream: MediaStream } }).__callPage.stream.getAudioTracks()[0]!.getSettings().deviceId),
+      ).toBe(microphones[1]);
+
+      // Captions keep coming; the newest is in view, above the control bar, never under it.
+      await expect.poll(() => customer.page.locator('.caption').count(), WAIT).toBeGreaterThanOrEqual(2);
+      await expect.poll(() => agent.page.locator('.caption').count(), WAIT).toBeGreaterThanOrEqual(2);
+      for (const side of [agent, customer]) {
+        const placed = await side.page.evaluate(() => {
+          const newest = [...document.querySelectorAll('.caption')].at(-1)!.getBoundingClientRect();
+          const log = document.getElementById('captions-log')!.getBoundingClientRect();
+          const controls = document.getElementById('controls')!.getBoundingClientRect();
+          return { newestBottom: newest.bottom, newestTop: newest.top, logTop: log.top, logBottom: log.bottom, controlsTop: controls.top, pageScrolls: document.documentElement.scrollHeight > innerHeight };
+        });
+        expect(placed.newestBottom).toBeLessThanOrEqual(placed.logBottom + 1);
+        expect(placed.newestTop).toBeGreaterThanOrEqual(placed.logTop - 1);
+        expect(placed.logBottom).toBeLessThanOrEqual(placed.controlsTop);
+        expect(placed.pageScrolls).toBe(false);
+      }
+
+      // The line saying what the other side does, in its "speaking" colour, reads at 4.5:1 at least.
+      for (const side of [agent, customer]) {
+        await side.page.evaluate(() => (document.getElementById('app')!.dataset.otherSpeaking = 'true'));
+        expect(await contrastOf(side.page, '#peer-state')).toBeGreaterThanOrEqual(4.5);
+      }
+      expect(await english()).toEqual([]);
+      for (const side of [agent, customer]) expect(await seriousAxeViolations(side.page)).toEqual([]);
+      const shots = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots' : tmp;
+      await customer.page.screenshot({ path: path.join(shots, 'call-desktop-es.png') });
+
+      // The customer leaves: the agent's page says so.
+      await customer.page.getByTestId('hang-up').click();
+      await agent.page.waitForSelector('[data-peer="left"]', WAIT);
+      expect(await agent.page.getByTestId('peer-state').textContent()).toBe('Matti left the call');
+      expect(await english()).toEqual([]);
+      expect([...agent.errors, ...customer.errors]).toEqual([]);
+    } finally {
+      for (const side of [agent, customer]) await side.context.close();
+    }
+  }, TEST_TIMEOUT_MS);
+
+  for (const [language, locale, colorScheme] of [['de', 'de-DE', 'light'], ['ar', 'ar-EG', 'dark']] as const) {
+    it(`in ${language} (${colorScheme}): no English word before and after Join, with the device check; no serious axe violation`, async () => {
+      const call = await createCall('test', { agent_language: 'en', customer_language: language, agent_name: 'Ilona', video: true }, 10, 'Zeta Oy');
+      const customer = await open(call.customerUrl, t.url, { locale, colorScheme });
+      const english = () => englishWordsOn(customer.page, language, NOT_THE_PAGES_WORDS);
+      try {
+        await customer.page.getByTestId('join').waitFor(WAIT);
+        expect(await customer.page.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');
+        await customer.page.getByTestId('check-devices').click();
+        await expect.poll(() => customer.page.getByTestId('preview').evaluate((video: HTMLVideoElement) => video.videoWidth), WAIT).toBeGreaterThan(0);
+        expect(await english()).toEqual([]);
+        expect(await seriousAxeViolations(customer.page)).toEqual([]);
+        await customer.page.getByTestId('join').click();
+        await customer.page.waitForSelector('[data-peer="alone"]', WAIT);
+        expect(await english()).toEqual([]);
+        expect(await seriousAxeViolations(customer.page)).toEqual([]);
+        await customer.page.getByTestId('hang-up').click();
+        await customer.page.waitForSelector('[data-state="left"]', WAIT);
+        expect(await english()).toEqual([]);
+        expect(customer.errors).toEqual([]);
+      } finally {
+        await customer.context.close();
+      }
+    }, TEST_TIMEOUT_MS);
+  }
 });

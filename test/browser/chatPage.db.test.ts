@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
+import { englishWordsOn, seriousAxeViolations } from '../support/pageChecks.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const WAIT = { timeout: PAGE_WAIT_MS };
@@ -73,8 +74,8 @@ describe('the customer chat page in chromium', () => {
   };
 
   /** A new page that records requests leaving the server and script errors. */
-  async function openPage(url: string) {
-    const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
+  async function openPage(url: string, locale?: string, colorScheme: 'light' | 'dark' = 'light', width = 420) {
+    const page = await browser.newPage({ viewport: { width, height: 800 }, colorScheme, ...(locale ? { locale } : {}) });
     const foreign: string[] = [];
     const errors: string[] = [];
     // The page must work under its own Content-Security-Policy: anything it blocks is an error.
@@ -379,6 +380,118 @@ describe('the customer chat page in chromium', () => {
     expect(await page.getByTestId('notice').textContent()).toContain(detail);
     expect(await page.getByTestId('composer-input').inputValue()).toBe('Hei, onko ketään paikalla?');
     expect(await page.getByTestId('message').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows an API error on a Spanish page in Spanish, without the English detail', async () => {
+    const orgId = await t.createOrg({ name: 'Zeta Oy', balance: 0 });
+    const { key } = await t.createKey(orgId, 'live');
+    const { data: session } = await t.client(key).POST('/v1/sessions', { body: { agent_language: 'en', customer_language: 'es', agent_name: 'Ilona' } });
+    const { page, errors } = await openPage(pageUrl(session!.customer_url!), 'es-ES');
+    await page.getByTestId('composer').waitFor({ state: 'visible', ...WAIT });
+    await page.getByTestId('composer-input').fill('¿Hay alguien ahí?');
+    await page.getByTestId('send-button').click();
+    await page.getByTestId('notice').waitFor({ state: 'visible', ...WAIT });
+    expect(await page.getByTestId('notice-text').textContent()).toBe(
+      'No se pudo enviar tu mensaje: el servicio no está disponible para esta empresa en este momento.',
+    );
+    expect(await englishWordsOn(page, 'es', AGENTS_OWN_TEXT)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  /** What on the chat page is the agent's own: their messages (as translated for the customer) and originals. */
+  const AGENTS_OWN_TEXT = ['.from-agent .text', '.from-agent .author', '.original p'];
+
+  for (const [language, locale, colorScheme] of [['es', 'es-ES', 'light'], ['de', 'de-DE', 'light'], ['ar', 'ar-EG', 'dark']] as const) {
+    it(`in ${language} (${colorScheme}, 390 px): no English word outside the agent's own text, in every state; no serious axe violation`, async () => {
+      const orgId = await t.createOrg({ name: 'Zeta Oy' });
+      const { key } = await t.createKey(orgId, 'test');
+      const api = t.client(key);
+      const { data: session } = await api.POST('/v1/sessions', { body: { agent_language: 'en', customer_language: language, agent_name: 'Ilona' } });
+      const sessionPath = { params: { path: { session_id: session!.id } } };
+      await api.POST('/v1/sessions/{session_id}/messages', { ...sessionPath, body: { sender: 'agent', text: 'Welcome, how can I help you?' } });
+      const voice = new FormData();
+      voice.append('sender', 'agent');
+      voice.append('audio', new Blob([new Uint8Array(wav)], { type: 'audio/wav' }), 'agent.wav');
+      expect((await fetch(`${t.url}/v1/sessions/${session!.id}/voice`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: voice })).status).toBe(201);
+
+      const { page, errors } = await openPage(pageUrl(session!.customer_url!), locale, colorScheme, 390);
+      await expect.poll(() => page.getByTestId('message').count(), POLL).toBe(2);
+      // A phone's width: nothing scrolls sideways.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await page.getAttribute('html', 'lang')).toBe(language);
+      expect(await page.getAttribute('html', 'dir')).toBe(language === 'ar' ? 'rtl' : 'ltr');
+      const english = () => englishWordsOn(page, language, AGENTS_OWN_TEXT);
+      await page.locator('.original summary').first().click();
+      // The agent's own words are English: the check sees them when it is not told to leave them out.
+      expect(await englishWordsOn(page, language, [])).toEqual(expect.arrayContaining(['help', 'you']));
+      expect(await english()).toEqual([]);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      // The customer writes; the agent types.
+      await page.getByTestId('composer-input').fill('Danke');
+      await page.getByTestId('send-button').click();
+      await expect.poll(() => page.getByTestId('message').count(), POLL).toBe(3);
+      await api.POST('/v1/sessions/{session_id}/typing', { ...sessionPath, body: { sender: 'agent' } });
+      await page.getByTestId('typing').waitFor({ state: 'visible', ...WAIT });
+      expect(await english()).toEqual([]);
+
+      // The screenshots of docs/chats.md are rewritten only when asked (UPDATE_SCREENSHOTS=1).
+      if (process.env.UPDATE_SCREENSHOTS === '1' && language !== 'de') await page.screenshot({ path: `docs/screenshots/chat-${language}.png` });
+
+      // Recording a voice message, then cancelling it.
+      await page.getByTestId('record-button').click();
+      await page.waitForFunction(() => /\d:0[1-9]/.test(document.getElementById('recording-text')?.textContent ?? ''), null, WAIT);
+      expect(await english()).toEqual([]);
+      await page.getByTestId('cancel-recording').click();
+      await page.getByTestId('recording').waitFor({ state: 'hidden', ...WAIT });
+
+      // Closed: the banner and the disabled composer.
+      await api.POST('/v1/sessions/{session_id}/close', sessionPath);
+      await page.getByTestId('closed-banner').waitFor({ state: 'visible', ...WAIT });
+      expect(await english()).toEqual([]);
+      expect(await seriousAxeViolations(page)).toEqual([]);
+
+      // A link without its key, and a replaced link.
+      const link = new URL(session!.customer_url!);
+      const missing = await openPage(`${t.url}${link.pathname}`, locale);
+      await missing.page.getByTestId('invalid-link').waitFor({ state: 'visible', ...WAIT });
+      expect(await englishWordsOn(missing.page, language, [])).toEqual([]);
+      expect(await seriousAxeViolations(missing.page)).toEqual([]);
+      expect([...errors, ...missing.errors]).toEqual([]);
+      await Promise.all([page.close(), missing.page.close()]);
+    });
+  }
+
+  it('"Hola" as a first message from a Spanish page teaches the session Spanish: the agent\'s replies arrive in Spanish', async () => {
+    const orgId = await t.createOrg();
+    const { key } = await t.createKey(orgId, 'test');
+    const api = t.client(key);
+    const { data: session } = await api.POST('/v1/sessions', { body: { agent_language: 'en', agent_name: 'Ilona' } });
+    expect(session!.customer_language).toBeNull();
+    const sessionPath = { params: { path: { session_id: session!.id } } };
+
+    const { page, errors } = await openPage(pageUrl(session!.customer_url!), 'es-ES');
+    await page.getByTestId('composer').waitFor({ state: 'visible', ...WAIT });
+    expect(await page.getAttribute('html', 'lang')).toBe('es');
+    const posted = page.waitForRequest((request) => request.method() === 'POST' && request.url().endsWith('/messages'));
+    await page.getByTestId('composer-input').fill('Hola');
+    await page.keyboard.press('Enter');
+    expect((await posted).postDataJSON()).toEqual({ text: 'Hola', language_hint: 'es-ES' });
+    await page.getByTestId('message-text').filter({ hasText: 'Hola' }).waitFor(WAIT);
+
+    const learned = await api.GET('/v1/sessions/{session_id}', sessionPath);
+    expect(learned.data!.customer_language).toBe('es-ES');
+    const [hola] = (await api.GET('/v1/sessions/{session_id}/messages', sessionPath)).data!.messages;
+    expect(hola).toMatchObject({ sender: 'customer', text: 'Hola', language: 'es-ES' });
+
+    const reply = await api.POST('/v1/sessions/{session_id}/messages', { ...sessionPath, body: { sender: 'agent', text: 'Hello! How can I help you?' } });
+    expect(reply.data!.customer_text).toBe('[es-ES] Hello! How can I help you?');
+    await page.getByTestId('message-text').filter({ hasText: '[es-ES] Hello! How can I help you?' }).waitFor(WAIT);
+    expect(await page.getByTestId('message').filter({ hasText: 'Hello!' }).locator('summary').textContent()).toBe('Ver original (inglés)');
     expect(errors).toEqual([]);
     await page.close();
   });

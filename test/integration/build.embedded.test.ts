@@ -46,7 +46,7 @@ describe('the compiled server (npm start)', () => {
       expect(contract.status).toBe(200);
       expect(await contract.json()).toMatchObject({ openapi: expect.stringMatching(/^3\./), paths: expect.any(Object) });
       // The pages' own files come from dist/ too.
-      for (const asset of ['/call/call_x', '/call-assets/call.js', '/page-i18n/catalogue.js', '/chat/sess_x']) {
+      for (const asset of ['/call/call_x', '/call-assets/call.js', '/page-i18n/catalogue.js', '/page-shared/api.js', '/chat/sess_x', '/chat-assets/stream.js']) {
         const page = await fetch(`${url}${asset}`);
         expect(page.status, asset).toBe(200);
         await page.arrayBuffer();

@@ -108,9 +108,11 @@ describe(`kill -9 under load (${backendName})`, () => {
     killed = true;
     await Promise.all(workers);
     expect(await first.exited).toBeNull(); // killed by the signal, no exit code
-    const unanswered = sent.filter((request) => request.status === null);
-    expect(unanswered.length).toBeGreaterThan(0);
-    for (const request of sent) expect([200, 201, 402, null]).toContain(request.status);
+    expect(sent.filter((request) => request.status === null).length).toBeGreaterThan(0);
+    // 503 is the busy database's "come back after Retry-After" (a loaded machine sees it): nothing was
+    // done, and the client sends it again, as it does what got no answer.
+    for (const request of sent) expect([200, 201, 402, 503, null]).toContain(request.status);
+    const unanswered = sent.filter((request) => request.status === null || request.status === 503);
 
     const second = await start();
     if (database.databaseUrl) {

@@ -6,7 +6,7 @@ import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { contractSchemas } from '../support/contractSchemas.js';
 import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient, type ReceivedEvent } from '../support/sse.js';
-import { startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
+import { IncomingCall, startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { Listener, callApi, connect, listenUrl, streamUrl } from '../media/support.js';
 
@@ -131,6 +131,11 @@ describe(`every emitted event validates against the contract (${backendName})`, 
       expect(res.status).toBe(204);
     }
     await ofType(liveEvents, 'call.phone.completed');
+
+    // Someone calls one of the organization's numbers: a new call, announced for routing.
+    const number = await send(liveKey, 'POST', '/v1/phone_numbers', { number: '+14155550100', mode: 'new_call', agent_language: 'en', customer_languages: ['es'] });
+    expect((await new IncomingCall(twilio, { voiceUrl: number.voice_url, serverUrl: t.url, from: '+34600000001', to: number.number }).ring()).status).toBe(200);
+    await ofType(liveEvents, 'call.inbound');
 
     // A live call whose prepaid balance is spent: interpretation stops the moment a side speaks.
     await t.admin.POST('/admin/orgs/{org_id}/credit', { params: { path: { org_id: liveOrg } }, body: { amount: -5 } });

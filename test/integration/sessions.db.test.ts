@@ -114,6 +114,39 @@ describe(`support chats (${backendName})`, () => {
     expect(agent.id).toBeGreaterThan(first.id);
   });
 
+  it("takes the page's language_hint only when the text cannot tell: a short greeting, never over a detected language or the session's", async () => {
+    const post = async (session: { id: string }, chatKey: string, body: Record<string, unknown>) => {
+      const res = await chat(`/${session.id}/messages`, chatKey, { method: 'POST', body });
+      expect(res.status).toBe(201);
+      return res.json();
+    };
+    const customerLanguage = async (session: { id: string }) => (await (await api(`/v1/sessions/${session.id}`)).json()).customer_language;
+
+    // "Hola" alone is no language a detector trusts: the hint is, and the session learns it.
+    const short = await createSession();
+    expect(await post(short.session, short.chatKey, { text: 'Hola', language_hint: 'es-ES' })).toMatchObject({ language: 'es-ES', agent_text: '[en] Hola' });
+    expect(await customerLanguage(short.session)).toBe('es-ES');
+    expect(await post(short.session, short.chatKey, { text: 'ok', language_hint: 'de' })).toMatchObject({ language: 'es-ES' });
+
+    // A text long enough to tell its language wins over the hint.
+    const detected = await createSession();
+    expect(await post(detected.session, detected.chatKey, { text: 'Hei, tilaukseni on myöhässä ja odotan sitä kovasti.', language_hint: 'es' })).toMatchObject({ language: 'fi' });
+    expect(await customerLanguage(detected.session)).toBe('fi');
+
+    // A session that knows the customer's language keeps it.
+    const known = await createSession({ customer_language: 'pt' });
+    expect(await post(known.session, known.chatKey, { text: 'Hola', language_hint: 'es' })).toMatchObject({ language: 'pt' });
+
+    // Without a hint a short first message teaches nothing, as before.
+    const none = await createSession();
+    expect(await post(none.session, none.chatKey, { text: 'Hola' })).toMatchObject({ language: null });
+    expect(await customerLanguage(none.session)).toBeNull();
+
+    const refused = await chat(`/${none.session.id}/messages`, none.chatKey, { method: 'POST', body: { text: 'Hola', language_hint: 'Spanish please' } });
+    expect(refused.status).toBe(422);
+    expect((await refused.json()).detail[0].loc).toEqual(['body', 'language_hint']);
+  });
+
   it('pages messages: the latest when after is 0, then what comes after the cursor', async () => {
     const { session } = await createSession({ customer_language: 'de' });
     expect(await (await api(`/v1/sessions/${session.id}/messages`)).json()).toEqual({ messages: [], cursor: 0 });

@@ -1,8 +1,6 @@
 // Debian's chromium driven by playwright-core (no browser download); flags from ../shared/STACK.md.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { seriousAxeViolations } from './pageChecks.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -35,19 +33,6 @@ export function recordCspViolations(page: Page, into: string[] = []): string[] {
     if (/Content Security Policy/i.test(message.text())) into.push(message.text());
   });
   return into;
-}
-
-const AXE_SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/axe-core/axe.min.js');
-
-/** axe-core's serious and critical violations on the page as it is now ("id: targets"); [] when clean. */
-export async function seriousAxeViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern (a script tag it would).
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
 
 /**

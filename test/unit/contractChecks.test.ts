@@ -47,6 +47,7 @@ describe('contract checks', () => {
       'adminCreateApp application/json.redirect_uris: a list needs maxItems',
       'createCall application/json.metadata: a free-form object needs maxProperties',
       'createCall application/json: an object with named fields needs additionalProperties: false',
+      'createPhoneNumber application/json.metadata: a free-form object needs maxProperties',
       'createSession application/json.metadata: a free-form object needs maxProperties',
       'sendTyping application/json: an object with named fields needs additionalProperties: false',
     ]);

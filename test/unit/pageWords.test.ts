@@ -5,7 +5,7 @@ describe("the pages' word catalogue", () => {
   it('bundles at least 12 languages, each with every word English has (translated), placeholders kept', () => {
     expect(PAGE_LANGUAGES.length).toBeGreaterThanOrEqual(12);
     expect(PAGE_LANGUAGES).toEqual(expect.arrayContaining(['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'tr', 'ru', 'zh', 'ja', 'ar', 'hi']));
-    const values = { name: 'N', seconds: 3, company: 'C', language: 'L', ms: 5 };
+    const values = { name: 'N', seconds: 3, company: 'C', language: 'L', ms: 5, elapsed: '0:01', max: '1:55', status: 418 };
     const english = translator('en');
     for (const language of PAGE_LANGUAGES.filter((code) => code !== 'en')) {
       const words = translator(language);

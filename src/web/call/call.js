@@ -1,13 +1,17 @@
 // A side of a call in the browser, opened from its link (`/call/{call_id}#k=<key>`). The key stays in
 // the fragment and travels only as the `X-Call-Key` header of the public call endpoints; the media
 // sockets use the stream token, listen unlock and signalling token of the join answer. Plain ES
-// modules, no build step, nothing fetched from elsewhere.
-import { translateDocument } from '/page-i18n/catalogue.js';
+// modules, no build step, nothing fetched from elsewhere; what the chat page needs too comes from
+// /page-shared/ (the public API with the key header, reconnecting with backoff, notices).
+import { languageName as nameOfLanguage, translateDocument } from '/page-i18n/catalogue.js';
+import { idFromPath, keyFromFragment, publicApi } from '/page-shared/api.js';
+import { backoff } from '/page-shared/backoff.js';
+import { notice } from '/page-shared/notice.js';
+import { deviceCheck } from './devices.js';
 import { ChunkPlayer } from './player.js';
 
 const LANGUAGES = ['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'sv', 'da', 'nb', 'fi', 'cs', 'el', 'ro', 'hu', 'uk', 'ru', 'tr', 'ar', 'he', 'fa', 'hi', 'bn', 'ur', 'id', 'vi', 'th', 'zh', 'ja', 'ko'];
 const WAITING_POLL_MS = 3000; // while the other side has not chosen a language
-const BACKOFF_MAX_MS = 15000;
 const SPEAKING_LEVEL = 0.02; // RMS of a 20 ms frame above which a side counts as speaking
 const SPEAKING_HOLD_MS = 600;
 
@@ -16,12 +20,16 @@ const els = {
   app: $('app'), status: $('status'), notice: $('notice'), otherName: $('other-name'), company: $('company'), peer: $('peer-state'),
   setup: $('setup'), language: $('language'), name: $('name'), join: $('join'), save: $('save'),
   stage: $('stage'), videos: $('videos'), remoteVideo: $('remote-video'), localVideo: $('local-video'),
-  captions: $('captions'), latency: $('latency'), meSpeaking: $('me-speaking'),
+  captions: $('captions'), captionsLog: $('captions-log'), latency: $('latency'), meSpeaking: $('me-speaking'),
   controls: $('controls'), mute: $('mute'), camera: $('camera'), settings: $('settings'), hangUp: $('hang-up'),
+  devices: $('devices'),
 };
 
-const callId = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
-const key = new URLSearchParams(location.hash.replace(/^#/, '')).get('k') || '';
+const callId = idFromPath('call');
+const key = keyFromFragment();
+const { request: api } = publicApi(`/calls/public/${encodeURIComponent(callId)}`, 'X-Call-Key', key);
+const retry = backoff({ firstMs: 500, maxMs: 15000, jitter: 0.2 });
+const alert = notice(els.notice);
 
 const state = {
   join: null, // the last JoinOut
@@ -37,26 +45,16 @@ const state = {
   pc: null,
   pendingCandidates: [],
   signalling: Promise.resolve(), // the signalling frames being applied, in order
-  attempt: 0,
-  retryTimer: null,
+  retrying: 0, // counts scheduled retries: one cancelled (stopEverything, a new connect) is not run
   pollTimer: null,
   captions: new Map(), // caption id -> <li>
   everJoined: false,
 };
 const t = (k, values) => state.words.t(k, values);
-
-// ---- the server -------------------------------------------------------------------------------
-
-async function api(path, options = {}) {
-  const init = { method: options.method || 'GET', headers: { 'X-Call-Key': key, Accept: 'application/json' }, cache: 'no-store' };
-  if (options.json !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(options.json);
-  }
-  const response = await fetch(`/calls/public/${encodeURIComponent(callId)}${path}`, init);
-  const data = await response.json().catch(() => null);
-  return { status: response.status, ok: response.ok, data };
-}
+const devices = deviceCheck(
+  { check: $('check-devices'), fields: $('device-fields'), microphone: $('microphone'), cameraSelect: $('camera-select'), cameraField: $('camera-field'), level: $('mic-level'), preview: $('preview') },
+  { t, video: () => Boolean(state.join && state.join.video), refused: () => setPhase('micDenied', t('call.micDenied')) },
+);
 
 const wsUrl = (path, query) => `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}?${new URLSearchParams(query)}`;
 
@@ -76,6 +74,8 @@ function setPhase(phase, text) {
   const canJoin = phase === 'setup' || phase === 'left' || phase === 'micDenied';
   els.setup.hidden = !canJoin;
   els.join.hidden = !canJoin;
+  els.devices.hidden = !canJoin;
+  if (!canJoin) devices.stop();
   els.save.hidden = true;
   els.settings.setAttribute('aria-expanded', 'false');
 }
@@ -89,7 +89,7 @@ function applyJoin(join) {
   fillLanguages(join.my_language);
   if (join.my_name && !els.name.value) els.name.value = join.my_name;
   // A side whose language is known only needs the Join button; My Settings shows the fields later.
-  for (const field of els.setup.querySelectorAll('.field')) field.hidden = Boolean(join.my_language);
+  for (const field of els.setup.querySelectorAll('.identity')) field.hidden = Boolean(join.my_language);
   els.remoteVideo.setAttribute('aria-label', t('call.otherVideo', { name: otherName() }));
   els.localVideo.setAttribute('aria-label', t('call.myVideo'));
   els.mute.textContent = t(state.muted ? 'call.unmute' : 'call.mute');
@@ -115,19 +115,17 @@ function showPeer(text) {
   els.peer.textContent = text;
 }
 
-/** A standing problem of what this side hears (interpretation paused or unavailable); '' clears it. */
-function showNotice(text) {
-  els.notice.textContent = text;
-  els.notice.hidden = !text;
+/** Where the other side is: alone (not there yet), joined, left; '' once this side is out of the call. */
+function showPresence(presence) {
+  els.app.dataset.peer = presence;
+  const words = { alone: 'call.alone', joined: 'call.otherJoined', left: 'call.otherLeft' };
+  showPeer(presence ? t(words[presence], { name: otherName() }) : '');
 }
 
-function languageName(code) {
-  try {
-    return new Intl.DisplayNames([state.words.lang], { type: 'language' }).of(code) || code;
-  } catch {
-    return code;
-  }
-}
+/** A standing problem of what this side hears (interpretation paused or unavailable); '' clears it. */
+const showNotice = (text) => alert.show(text);
+
+const languageName = (code) => nameOfLanguage(code, state.words.lang);
 
 // ---- start: the link, the join answer ---------------------------------------------------------
 
@@ -158,6 +156,8 @@ async function joinCall(event) {
     if (!(await startMedia())) return;
     state.everJoined = true;
     await connect();
+    // The Join button is gone: focus goes to the first control of the call, not to the page's start.
+    if (!els.controls.hidden) els.mute.focus();
   } finally {
     els.join.disabled = false;
   }
@@ -200,12 +200,12 @@ async function startMedia() {
   if (state.media) return true;
   const context = new AudioContext({ latencyHint: 'interactive' });
   await context.resume();
+  // The devices chosen in the check; the check's own hold on them is released first.
+  const constraints = devices.constraints();
+  devices.stop();
   let stream;
   try {
-    stream = await navigator.mediaDevices.getUserMedia({
-      audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
-      video: state.join.video ? { width: { ideal: 640 }, height: { ideal: 480 } } : false,
-    });
+    stream = await navigator.mediaDevices.getUserMedia(constraints);
   } catch (err) {
     await context.close();
     setPhase('micDenied', t('call.micDenied'));
@@ -256,7 +256,7 @@ function stopMedia() {
 // ---- the sockets ------------------------------------------------------------------------------
 
 async function connect() {
-  clearTimeout(state.retryTimer);
+  state.retrying++;
   clearTimeout(state.pollTimer);
   let result;
   try {
@@ -275,7 +275,7 @@ async function connect() {
   }
   closeSockets();
   setPhase('live', '');
-  showPeer(t('call.inCall'));
+  if (!state.peerPresent) showPresence('alone');
   openStream(join);
   openListen(join);
   openSignal(join);
@@ -285,7 +285,7 @@ function openStream(join) {
   const ws = new WebSocket(wsUrl(join.stream.path, { token: join.stream.token, source_id: join.stream.source_id }));
   ws.binaryType = 'arraybuffer';
   state.sockets.stream = ws;
-  ws.onopen = () => (state.attempt = 0);
+  ws.onopen = () => retry.reset();
   ws.onclose = (event) => socketClosed('stream', ws, event);
 }
 
@@ -367,27 +367,20 @@ function lostConnection() {
   scheduleRetry(connect);
 }
 
-function scheduleRetry(what) {
-  clearTimeout(state.retryTimer);
-  state.attempt += 1;
-  const delay = Math.round(Math.min(BACKOFF_MAX_MS, 500 * 2 ** (state.attempt - 1)) * (0.8 + Math.random() * 0.4));
+/** Runs `what` again after the backoff's delay (sooner when the browser comes back online), counting down. */
+async function scheduleRetry(what) {
+  const mine = ++state.retrying;
+  const delay = retry.next();
   const at = Date.now() + delay;
-  const tick = () => {
+  if (state.phase !== 'loading') setPhase('offline', t('call.offline', { seconds: Math.ceil(delay / 1000) }));
+  const countdown = setInterval(() => {
     const seconds = Math.max(0, Math.ceil((at - Date.now()) / 1000));
     if (state.phase === 'offline') els.status.textContent = t('call.offline', { seconds });
-  };
-  if (state.phase !== 'loading') setPhase('offline', t('call.offline', { seconds: Math.ceil(delay / 1000) }));
-  const countdown = setInterval(tick, 1000);
-  state.retry = () => {
-    clearInterval(countdown);
-    clearTimeout(state.retryTimer);
-    state.retry = null;
-    void what();
-  };
-  state.retryTimer = setTimeout(state.retry, delay);
+  }, 1000);
+  await retry.wait(delay);
+  clearInterval(countdown);
+  if (mine === state.retrying) void what();
 }
-
-window.addEventListener('online', () => state.retry && state.retry());
 
 // ---- what the listen socket says ------------------------------------------------------------
 
@@ -430,7 +423,7 @@ function showCaption(frame, who) {
   original.textContent = who === 'me' ? frame.translated : frame.original;
   original.lang = who === 'me' ? frame.language : frame.source_language;
   item.classList.toggle('partial', !frame.final);
-  els.captions.scrollTop = els.captions.scrollHeight;
+  els.captionsLog.scrollTop = els.captionsLog.scrollHeight;
 }
 
 // ---- signalling and video ---------------------------------------------------------------------
@@ -448,7 +441,7 @@ function sendState() {
 async function signalFrame(frame) {
   switch (frame.type) {
     case 'peer':
-      if (frame.present !== state.peerPresent) showPeer(t(frame.present ? 'call.otherJoined' : 'call.otherLeft', { name: otherName() }));
+      if (frame.present !== state.peerPresent) showPresence(frame.present ? 'joined' : 'left');
       state.peerPresent = frame.present;
       if (!frame.present) return closePeer();
       // The agent's page offers; the customer's answers. A new offer replaces any earlier connection.
@@ -473,7 +466,7 @@ async function peerSignal(signal) {
       els.app.dataset.otherSpeaking = String(Boolean(signal.speaking));
       if (signal.speaking) showPeer(t('call.otherSpeaking', { name: otherName() }));
       else if (signal.muted) showPeer(t('call.otherMuted', { name: otherName() }));
-      else if (state.peerPresent) showPeer(t('call.inCall'));
+      else if (state.peerPresent) showPresence('joined');
       return;
     case 'offer':
       if (!state.join.video) return;
@@ -560,7 +553,8 @@ function toggleSettings() {
   els.setup.hidden = !open;
   els.settings.setAttribute('aria-expanded', String(open));
   if (!open) return;
-  for (const field of els.setup.querySelectorAll('.field')) field.hidden = false;
+  for (const field of els.setup.querySelectorAll('.identity')) field.hidden = false;
+  els.devices.hidden = true;
   els.join.hidden = true;
   els.save.hidden = false;
   els.language.focus();
@@ -591,9 +585,8 @@ async function hangUp() {
 
 function stopEverything() {
   showNotice('');
-  clearTimeout(state.retryTimer);
+  state.retrying++;
   clearTimeout(state.pollTimer);
-  state.retry = null;
   closeSockets();
   stopMedia();
   els.videos.hidden = true;
@@ -602,14 +595,14 @@ function stopEverything() {
 function endedState() {
   stopEverything();
   setPhase('ended', t('call.ended'));
-  showPeer('');
+  showPresence('');
 }
 
 function leftState() {
   stopEverything();
   state.peerPresent = false;
   setPhase('left', t('call.left'));
-  showPeer('');
+  showPresence('');
 }
 
 // The delay the page holds before playing what it hears.

@@ -9,3 +9,4 @@ export const WORD_KEYS: string[];
 export function baseLanguage(tag: string): string;
 export function translator(language: string | null | undefined): PageWords;
 export function translateDocument(root: Document, language: string | null | undefined): PageWords;
+export function languageName(code: string, inLanguage: string): string;

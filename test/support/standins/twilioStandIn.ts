@@ -88,3 +88,102 @@ export function twilioSignature(authToken: string, url: string, params: Record<s
     .reduce((text, name) => text + name + params[name], url);
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
 }
+
+export interface IncomingCallOptions {
+  /** The number's Voice URL as registered (under PUBLIC_BASE_URL): what Twilio requests and signs. */
+  voiceUrl: string;
+  /** Where the server really listens: the public origin of every URL is replaced by this one. */
+  serverUrl: string;
+  from: string;
+  to: string;
+  /** Twilio's `FromCountry` (ISO 3166 alpha-2); omitted when undefined. */
+  fromCountry?: string;
+  /** Signs with this auth token instead of the account's (a forged request). */
+  authToken?: string;
+}
+
+/**
+ * A call Twilio puts through to a number's Voice webhook, as Twilio drives it: the first request with
+ * the call's parameters, signed; then, for each <Gather>, its action requested with the same parameters
+ * plus `Digits` (also when nothing was typed: the server asks for `actionOnEmptyResult`). The call's SID
+ * is one the stand-in knows, so the server may hang it up through the REST API.
+ */
+export class IncomingCall {
+  readonly callSid = `CA${randomBytes(16).toString('hex')}`;
+  /** Every answer of the server: status and TwiML text. */
+  readonly answers: { status: number; twiml: string }[] = [];
+  private readonly params: Record<string, string>;
+
+  constructor(
+    private readonly twilio: TwilioStandIn,
+    private readonly options: IncomingCallOptions,
+  ) {
+    twilio.created.set(this.callSid, new URLSearchParams({ To: options.to, From: options.from, Direction: 'inbound' }));
+    this.params = {
+      AccountSid: twilio.accountSid,
+      ApiVersion: '2010-04-01',
+      CallSid: this.callSid,
+      CallStatus: 'ringing',
+      Called: options.to,
+      Caller: options.from,
+      Direction: 'inbound',
+      From: options.from,
+      To: options.to,
+      ...(options.fromCountry ? { FromCountry: options.fromCountry, CallerCountry: options.fromCountry } : {}),
+    };
+  }
+
+  /** The last TwiML answer. */
+  get twiml(): string {
+    return this.answers.at(-1)?.twiml ?? '';
+  }
+
+  /** Twilio's first request: the call comes in. */
+  ring(): Promise<{ status: number; twiml: string }> {
+    return this.request(this.options.voiceUrl, this.params);
+  }
+
+  /** The caller typed `digits` (or nothing) at the last answer's <Gather>: Twilio requests its action. */
+  press(digits = ''): Promise<{ status: number; twiml: string }> {
+    const action = /<Gather [^>]*action="([^"]+)"/.exec(this.twiml)?.[1];
+    if (!action) throw new Error(`no <Gather> in the last answer: ${this.twiml}`);
+    return this.request(action.replace(/&amp;/g, '&'), { ...this.params, CallStatus: 'in-progress', Digits: digits });
+  }
+
+  /** Twilio reports the call's status to the number's status callback URL (as registered, signed over it). */
+  status(statusCallbackUrl: string, callStatus: string): Promise<{ status: number; twiml: string }> {
+    return this.request(statusCallbackUrl, { ...this.params, CallStatus: callStatus, ...(callStatus === 'completed' ? { CallDuration: '42' } : {}) });
+  }
+
+  /** The <Stream> of the last answer: its URL on the server and its token parameter. */
+  stream(): { url: string; token: string } {
+    const url = new URL(/<Stream url="([^"]+)"/.exec(this.twiml)![1]);
+    const server = new URL(this.options.serverUrl);
+    return { url: `${server.protocol === 'https:' ? 'wss' : 'ws'}://${server.host}${url.pathname}`, token: /<Parameter name="token" value="([^"]+)"/.exec(this.twiml)![1] };
+  }
+
+  /** The last request sent again, byte for byte (a replay by someone who saw it). */
+  replay(): Promise<{ status: number; twiml: string }> {
+    if (!this.last) throw new Error('nothing sent yet');
+    return this.request(this.last.url, this.last.params);
+  }
+
+  private last?: { url: string; params: Record<string, string> };
+
+  private async request(url: string, params: Record<string, string>) {
+    this.last = { url, params };
+    const target = new URL(url);
+    const res = await fetch(`${this.options.serverUrl}${target.pathname}${target.search}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'X-Twilio-Signature': twilioSignature(this.options.authToken ?? this.twilio.authToken, url, params),
+        'User-Agent': 'TwilioProxy/1.1',
+      },
+      body: new URLSearchParams(params),
+    });
+    const answer = { status: res.status, twiml: await res.text() };
+    this.answers.push(answer);
+    return answer;
+  }
+}
