@@ -158,14 +158,20 @@ const SIGN_IN_CHECKS = 5;
  * The active member `email` and `password` name, or undefined. An email may belong to several
  * organizations: the oldest membership whose password matches wins. Every sign-in makes the same
  * SIGN_IN_CHECKS password checks at once (against decoys where the email has fewer memberships), so
- * the time tells neither whether the email exists nor in how many organizations.
+ * the time tells neither whether the email exists nor in how many organizations. `check` is the
+ * password check (tests count its calls).
  */
-export async function memberByPassword(db: Knex, email: string, password: string): Promise<MemberRow | undefined> {
+export async function memberByPassword(
+  db: Knex,
+  email: string,
+  password: string,
+  check: typeof checkPassword = checkPassword,
+): Promise<MemberRow | undefined> {
   const rows = await db<MemberRow>('members')
     .where({ email: normalEmail(email) })
     .whereNull('disabled_at')
     .orderBy('created_at', 'asc')
     .limit(SIGN_IN_CHECKS);
-  const checks = await Promise.all(Array.from({ length: SIGN_IN_CHECKS }, (_, i) => checkPassword(rows[i]?.password_hash, password)));
+  const checks = await Promise.all(Array.from({ length: SIGN_IN_CHECKS }, (_, i) => check(rows[i]?.password_hash, password)));
   return rows.find((_, i) => checks[i]);
 }
