@@ -177,6 +177,43 @@ describe(`members and roles (${backendName})`, () => {
       expect((await member.post('/console/mode', { csrf_token: csrf, mode: 'test' })).status).toBe(303);
     });
 
+    it('refuses a viewer the Allow of an app consent (403); an admin may allow', async () => {
+      const orgId = await t.createOrg({ name: 'Consent Org' });
+      await addMember(t, orgId, 'viewer@consent.example', PASSWORD, 'viewer');
+      await addMember(t, orgId, 'admin@consent.example');
+      const registered = await admin('POST', '/admin/apps', { name: 'Ticket Bridge', redirect_uris: ['https://app.example/cb'], scopes: ['account:read'] });
+      const app = await registered.json();
+      const query = { response_type: 'code', client_id: app.client_id, redirect_uri: 'https://app.example/cb', scope: 'account:read', state: 'xyz' };
+      const decide = async (email: string) => {
+        const { member } = await signedIn(email);
+        const page = await member.get(`/oauth2/authorize?${new URLSearchParams(query)}`);
+        expect(page.status).toBe(200);
+        return member.post('/oauth2/authorize', { ...query, csrf_token: csrfOf(await page.text()), decision: 'allow' });
+      };
+      const refused = await decide('viewer@consent.example');
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('this needs the admin role or owner; you are a viewer');
+      expect(await t.server.app.db('oauth_connections').where({ org_id: orgId })).toHaveLength(0);
+      const allowed = await decide('admin@consent.example');
+      expect(allowed.status).toBe(302);
+      expect(allowed.headers.get('location')).toMatch(/^https:\/\/app\.example\/cb\?code=/);
+      // Finished: the connection is listed with who allowed it, and stays when that member is removed.
+      const code = new URL(allowed.headers.get('location')!).searchParams.get('code')!;
+      const token = await fetch(`${t.url}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb', client_id: app.client_id, client_secret: app.client_secret }),
+      });
+      expect(token.status).toBe(200);
+      const { member: viewer } = await signedIn('viewer@consent.example');
+      expect(await (await viewer.get('/console/apps')).text()).toContain('by admin@consent.example');
+      const adminId = (await t.server.app.db('members').where({ email: 'admin@consent.example' }).first()).id;
+      expect((await admin('DELETE', `/admin/orgs/${orgId}/members/${adminId}`)).status).toBe(204);
+      const after = await (await viewer.get('/console/apps')).text();
+      expect(after).toContain('Ticket Bridge');
+      expect(after).toContain('by a member since removed');
+    });
+
     it('lets an admin change data but not members; an owner invites by a one-time link shown once, and the invited person joins with the role', async () => {
       const orgId = await t.createOrg({ name: 'Invite Org' });
       await addMember(t, orgId, 'owner@invite.example', PASSWORD, 'owner');

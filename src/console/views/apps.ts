@@ -9,7 +9,7 @@ export function appsPage(view: ConsoleView, apps: ConnectedApp[]): string {
   const rows = apps.map((app) => [
     `<strong>${escapeHtml(app.appName)}</strong><br><code class="muted">${escapeHtml(app.clientId)}</code>`,
     `<ul class="scopes">${app.scopes.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s])} <code>${s}</code></li>`).join('')}</ul>`,
-    timeOf(app.since),
+    `${timeOf(app.since)}<br><span class="muted">${app.approvedBy ? `by ${escapeHtml(app.approvedBy)}` : 'by a member since removed'}</span>`,
     hasRole(view.member, 'admin')
       ? confirmForm(view.member, {
           url: `/console/apps/${encodeURIComponent(app.connectionId)}/revoke`,
