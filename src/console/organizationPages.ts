@@ -40,7 +40,7 @@ import { listPhoneNumbers } from '../calls/phoneNumbers.js';
 import { eventsPage } from './views/events.js';
 import { keysPage } from './views/keys.js';
 import { overviewPage } from './views/overview.js';
-import { RECENT_DELIVERIES, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
+import { RECENT_DELIVERIES, SECRET_OVERLAPS, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
 import { endpointInput, EVENT_TYPES, refusalText, type EndpointForm } from './webhookForm.js';
 import { windowDays } from './usageChart.js';
 
@@ -370,7 +370,9 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
 
   router.post('/console/webhooks/:endpointId/rotate', parseForm, async (req, res) => {
     const { view, payer } = await webhookPoster(req, res);
-    const { secret, id } = await rotateSecret(app, payer, String(req.params.endpointId));
+    const overlap = SECRET_OVERLAPS.find(([seconds]) => String(seconds) === (formValue(req, 'overlap_seconds') || '0'));
+    if (!overlap) throw errors.badRequest('overlap_seconds must be 0, 3600 or 86400');
+    const { secret, id } = await rotateSecret(app, payer, String(req.params.endpointId), overlap[0]);
     await after(res, view.member, `/console/webhooks#${encodeURIComponent(id)}`, { kind: 'webhookSecret', endpointId: id, secret, rotated: true });
   });
 

@@ -307,4 +307,16 @@ describe(`console webhooks page (${backendName})`, () => {
     }
     expect(await endpointRows(t, orgId)).toEqual([endpoint]);
   });
+
+  it('rotates a secret with an overlap: both sign until it ends, said on the page; other overlaps are refused', async () => {
+    const { orgId, member, csrf } = await signedIn(t, 'overlap@hooks.example');
+    await member.follow(await addEndpoint(member, csrf, { url: `${receiver.url}/overlap` }));
+    const [endpoint] = await endpointRows(t, orgId);
+    expect((await member.post(`/console/webhooks/${endpoint.id}/rotate`, { csrf_token: csrf, mode: 'live', overlap_seconds: '600' })).status).toBe(400);
+    const rotated = await member.follow(await member.post(`/console/webhooks/${endpoint.id}/rotate`, { csrf_token: csrf, mode: 'live', overlap_seconds: '3600' }));
+    expect(await rotated.text()).toContain('Deliveries are signed with it and with the old secret until');
+    const [row] = await endpointRows(t, orgId);
+    expect(row.previous_secret_sealed).not.toBeNull();
+    expect(new Date(row.previous_secret_expires_at).getTime() - Date.now()).toBeGreaterThan(3500_000);
+  });
 });

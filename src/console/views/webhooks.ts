@@ -64,6 +64,13 @@ ${table(`Deliveries to ${endpoint.url}`, ['Event', 'Status', 'Attempts', 'Last a
 ${endpoint.disabled && rows.length ? '<p class="muted">Enable the endpoint to send deliveries again.</p>' : ''}`;
 }
 
+/** How long a replaced signing secret keeps signing beside the new one (the API allows up to a day). */
+export const SECRET_OVERLAPS: ReadonlyArray<readonly [number, string]> = [
+  [0, 'Now'],
+  [3600, 'In 1 hour'],
+  [86_400, 'In 24 hours'],
+];
+
 /** Disable or enable, rotate the secret and delete, each destructive one asked again. */
 function actions(view: ConsoleView, endpoint: WebhookEndpointOut, toggle: string): string {
   const base = `/console/webhooks/${encodeURIComponent(endpoint.id)}`;
@@ -72,10 +79,13 @@ function actions(view: ConsoleView, endpoint: WebhookEndpointOut, toggle: string
 ${confirmForm(view.member, {
   url: `${base}/rotate`,
   summary: 'Rotate secret…',
-  question: 'Make a new signing secret? Deliveries are signed with the new one only: a receiver checking the old secret refuses them until it has the new one.',
+  question:
+    'Make a new signing secret? Deliveries are signed with both until the old secret stops; after that, a receiver checking only the old secret refuses them.',
   button: 'Rotate secret',
   label: `Rotate secret of ${endpoint.id}`,
-  fields: mode,
+  fields: `${mode}<label for="overlap-${escapeHtml(endpoint.id)}">Old secret stops</label><select id="overlap-${escapeHtml(endpoint.id)}" name="overlap_seconds">${SECRET_OVERLAPS.map(
+    ([seconds, words]) => `<option value="${seconds}">${words}</option>`,
+  ).join('')}</select>`,
 })}
 ${confirmForm(view.member, {
   url: `${base}/delete`,
@@ -111,7 +121,13 @@ ${deliveriesTable(view, item)}
 /** The signing secret of an endpoint just made or rotated: shown this once, kept sealed. */
 const secretBox = ({ endpoint, secret, rotated }: NonNullable<WebhooksOutcome['secret']>) => `<section class="secret" aria-labelledby="new-secret-title">
 <h3 id="new-secret-title">${rotated ? 'New signing secret' : 'Signing secret'} of <code>${escapeHtml(endpoint.url)}</code></h3>
-<p>Copy it now: it is not shown again.${rotated ? ' Deliveries are signed with it from now on; the old secret no longer counts.' : ''}</p>
+<p>Copy it now: it is not shown again.${
+  rotated
+    ? endpoint.previous_secret_expires_at
+      ? ` Deliveries are signed with it and with the old secret until ${endpoint.previous_secret_expires_at.slice(0, 16).replace('T', ' ')} UTC.`
+      : ' Deliveries are signed with it from now on; the old secret no longer counts.'
+    : ''
+}</p>
 <p><code id="new-secret" class="key">${escapeHtml(secret)}</code></p>
 <button type="button" data-copy="new-secret">Copy</button>
 </section>`;
