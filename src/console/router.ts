@@ -169,7 +169,7 @@ export function consoleRouter(app: AppContext): express.Router {
       await app.signInThrottle.refused(throttle.address, throttle.emailKey, app.now());
       return showTwoFactor(res, 401, 'That code did not work. Type the 6 digits your app shows now, or a recovery code.');
     }
-    await endChallenge(app.db, challenge.id, app.now());
+    await endChallenge(app.db, challenge.id);
     res.clearCookie(CHALLENGE_COOKIE, { ...cookieBase, path: '/console' });
     await signIn(req, res, challenge.memberId, isSameOriginPath(challenge.returnTo) ? challenge.returnTo : HOME);
   });

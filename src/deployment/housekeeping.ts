@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import { purgeStaleLinks } from '../members/links.js';
 import { purgeExpiredMemberSessions } from '../members/sessions.js';
+import { purgeExpiredChallenges } from '../members/twoFactor.js';
 import { purgeExpiredIdempotencyKeys } from '../idempotency/idempotency.js';
 import { eraseExpiredData } from '../sessions/retention.js';
 import { forgetExpiredSecrets } from '../webhooks/endpoints.js';
@@ -38,8 +39,9 @@ export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () =
   const erased = await eraseExpiredData(app.db);
   const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
   const memberLinks = await purgeStaleLinks(app.db, app.now());
+  const signInChallenges = await purgeExpiredChallenges(app.db, app.now());
   const webhookSecrets = await forgetExpiredSecrets(app.db, app.now());
-  app.logger.info({ idempotencyKeys: purged, memberSessions, memberLinks, webhookSecrets, ...erased }, 'expired data erased');
+  app.logger.info({ idempotencyKeys: purged, memberSessions, memberLinks, signInChallenges, webhookSecrets, ...erased }, 'expired data erased');
   return true;
 }
 

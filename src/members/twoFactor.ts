@@ -146,8 +146,13 @@ export async function findChallenge(db: Knex, token: string, nowMs: number): Pro
   return row && { id: row.id, memberId: row.member_id, email: row.email, returnTo: row.return_to };
 }
 
-export async function endChallenge(db: Knex, id: string, nowMs: number): Promise<void> {
-  await db('member_sign_in_challenges').where({ id }).orWhere('expires_at', '<=', new Date(nowMs)).delete();
+export async function endChallenge(db: Knex, id: string): Promise<void> {
+  await db('member_sign_in_challenges').where({ id }).delete();
+}
+
+/** Forgets sign-ins that waited too long for their second factor (housekeeping); returns how many. */
+export async function purgeExpiredChallenges(db: Knex, nowMs: number): Promise<number> {
+  return db('member_sign_in_challenges').where('expires_at', '<=', new Date(nowMs)).delete();
 }
 
 /** An owner's rule: every member must use two-factor sign-in (until they set it up, only their account page opens). */

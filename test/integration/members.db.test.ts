@@ -3,6 +3,7 @@
 // one-time link, a password change and signing out everywhere; every form answers 303 (a reload never
 // repeats it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purgeStaleLinks } from '../../src/members/links.js';
 import { backendName } from '../support/databases.js';
 import { addMember, csrfOf, PASSWORD, visitor, type Visitor } from '../support/consoleVisitor.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
@@ -145,6 +146,9 @@ describe(`members and roles (${backendName})`, () => {
       const { url } = await (await admin('POST', `/admin/orgs/${orgId}/members/${id}/password_reset`)).json();
       await t.server.app.db('member_links').update({ expires_at: new Date(Date.now() - 1000) });
       expect((await visitor(t).get(new URL(url).pathname)).status).toBe(410);
+      // Housekeeping forgets links that can no longer open anything.
+      expect(await purgeStaleLinks(t.server.app.db, Date.now())).toBeGreaterThanOrEqual(1);
+      expect(await t.server.app.db('member_links')).toEqual([]);
     });
   });
 
