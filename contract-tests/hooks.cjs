@@ -245,6 +245,18 @@ const dialable = (keyName, to) => async (ctx) => {
   const key = ctx.keys[keyName];
   return { params: { call_id: (await ctx.createCall({}, key)).id }, key, body: { side: 'customer', to } };
 };
+/** A new member (role `admin`) of the organization: the member's path parameters. */
+const withMember = (role = 'admin') => async (ctx) => {
+  const member = await ctx.admin('POST', `/admin/orgs/${ctx.orgId}/members`, { email: `member-${randomBytes(6).toString('hex')}@example.com`, password: 'contract-password-long', role }, 201);
+  return { params: { org_id: ctx.orgId, member_id: member.id } };
+};
+/** The only owner of a new organization, whom no change may take away. */
+const withLastOwner = async (ctx) => {
+  const org = await ctx.createOrg();
+  const owner = await ctx.admin('POST', `/admin/orgs/${org.org_id}/members`, { email: 'last-owner@example.com', password: 'contract-password-long', role: 'owner' }, 201);
+  // PATCH sends the example ({ role: viewer }): demoting the last owner.
+  return { params: { org_id: org.org_id, member_id: owner.id } };
+};
 const skipped = (reason) => ({ skip: reason });
 const htmlPages = (...statuses) =>
   Object.fromEntries(statuses.map((status) => [status, skipped('an HTML page: Dredd compares text bodies literally, and the page holds per-visitor tokens (test/oauth/oauth.db.test.ts checks the pages)')]));
@@ -280,6 +292,10 @@ const OPERATIONS = {
       return { params: { org_id: org.org_id } };
     },
   },
+
+  'PATCH /admin/orgs/{org_id}/members/{member_id}': { ok: withMember(), 409: withLastOwner },
+  'DELETE /admin/orgs/{org_id}/members/{member_id}': { ok: withMember(), 409: withLastOwner },
+  'POST /admin/orgs/{org_id}/members/{member_id}/password_reset': { ok: withMember() },
 
   // calls
   'POST /v1/calls': { 402: async (ctx) => ({ key: ctx.keys.unfunded }), 409: skipped(IN_PROGRESS) },

@@ -5,14 +5,18 @@ import adminCreateApp from './admin/adminCreateApp.js';
 import adminCreateKey from './admin/adminCreateKey.js';
 import adminCreateMember from './admin/adminCreateMember.js';
 import adminCreateOrg from './admin/adminCreateOrg.js';
+import adminCreatePasswordReset from './admin/adminCreatePasswordReset.js';
 import adminCreditOrg from './admin/adminCreditOrg.js';
 import adminDeleteApp from './admin/adminDeleteApp.js';
+import adminDeleteMember from './admin/adminDeleteMember.js';
 import adminGetOrg from './admin/adminGetOrg.js';
 import adminListKeys from './admin/adminListKeys.js';
 import adminListLedger from './admin/adminListLedger.js';
+import adminListMembers from './admin/adminListMembers.js';
 import adminListOrgs from './admin/adminListOrgs.js';
 import adminRevokeKey from './admin/adminRevokeKey.js';
 import adminSetTelephony from './admin/adminSetTelephony.js';
+import adminUpdateMember from './admin/adminUpdateMember.js';
 import closeSession from './sessions/closeSession.js';
 import createCall from './calls/createCall.js';
 import createCallLink from './calls/createCallLink.js';
@@ -101,6 +105,15 @@ export const operationTable: readonly OperationEntry[] = [
     handler: adminCreateOrg,
   },
   {
+    operationId: 'adminCreatePasswordReset',
+    method: 'post',
+    path: '/admin/orgs/{org_id}/members/{member_id}/password_reset',
+    tag: 'admin',
+    scope: null,
+    auth: 'admin',
+    handler: adminCreatePasswordReset,
+  },
+  {
     operationId: 'adminCreditOrg',
     method: 'post',
     path: '/admin/orgs/{org_id}/credit',
@@ -117,6 +130,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: null,
     auth: 'admin',
     handler: adminDeleteApp,
+  },
+  {
+    operationId: 'adminDeleteMember',
+    method: 'delete',
+    path: '/admin/orgs/{org_id}/members/{member_id}',
+    tag: 'admin',
+    scope: null,
+    auth: 'admin',
+    handler: adminDeleteMember,
   },
   {
     operationId: 'adminGetOrg',
@@ -146,6 +168,15 @@ export const operationTable: readonly OperationEntry[] = [
     handler: adminListLedger,
   },
   {
+    operationId: 'adminListMembers',
+    method: 'get',
+    path: '/admin/orgs/{org_id}/members',
+    tag: 'admin',
+    scope: null,
+    auth: 'admin',
+    handler: adminListMembers,
+  },
+  {
     operationId: 'adminListOrgs',
     method: 'get',
     path: '/admin/orgs',
@@ -171,6 +202,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: null,
     auth: 'admin',
     handler: adminSetTelephony,
+  },
+  {
+    operationId: 'adminUpdateMember',
+    method: 'patch',
+    path: '/admin/orgs/{org_id}/members/{member_id}',
+    tag: 'admin',
+    scope: null,
+    auth: 'admin',
+    handler: adminUpdateMember,
   },
   {
     operationId: 'closeSession',

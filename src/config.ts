@@ -88,12 +88,20 @@ export interface Config {
   };
 }
 
+export interface SignInThrottleSettings {
+  /** Refused sign-ins (per address, per email) within the window before any delay (SIGN_IN_FREE_FAILURES). */
+  freeFailures: number;
+  /** The longest delay, however many refusals (SIGN_IN_MAX_DELAY_SECONDS). */
+  maxDelayMs: number;
+  /** Refusals older than this no longer count. */
+  windowMs: number;
+}
+
 export interface ConsoleSettings {
   /** A console session ends this long after sign-in (CONSOLE_SESSION_TTL_SECONDS, default 12 hours). */
   sessionTtlMs: number;
-  /** Failed sign-ins per email per window (beyond: 429 for that email, whatever the address). */
-  signInFailuresPerEmail: number;
-  signInFailureWindowMs: number;
+  /** The sign-in slow-down (src/ratelimit/signInThrottle.ts): refusals per address and per email before it starts, its ceiling. */
+  signInThrottle: SignInThrottleSettings;
 }
 
 export interface WebhookSettings {
@@ -380,8 +388,11 @@ export function loadConfig(env: Env = process.env): Config {
     sseHeartbeatMs: integer('SSE_HEARTBEAT_MS', 15_000, 100, 600_000),
     console: {
       sessionTtlMs: integer('CONSOLE_SESSION_TTL_SECONDS', 12 * 3600, 60, 30 * 24 * 3600) * 1000,
-      signInFailuresPerEmail: integer('SIGN_IN_FAILURES_PER_EMAIL', 10, 1, 1_000_000),
-      signInFailureWindowMs: 15 * 60_000,
+      signInThrottle: {
+        freeFailures: integer('SIGN_IN_FREE_FAILURES', 3, 1, 1000),
+        maxDelayMs: integer('SIGN_IN_MAX_DELAY_SECONDS', 900, 1, 86_400) * 1000,
+        windowMs: 3600_000,
+      },
     },
     instanceHeartbeatMs: integer('INSTANCE_HEARTBEAT_MS', 10_000, 100, 600_000),
     connections,

@@ -56,6 +56,11 @@ export const errors = {
       `this request costs ${cost} and the prepaid balance has ${available} available (money held by requests in progress is not); add credit to continue`,
     ),
   missingScope: (scope: string) => new ApiError(403, `missing scope: ${scope}`),
+  /** A console member whose role does not allow the action (`needed`: the least role that does). */
+  roleRequired: (needed: 'owner' | 'admin', role: string) =>
+    new ApiError(403, `this needs the ${needed} role${needed === 'admin' ? ' or owner' : ''}; you are ${role === 'admin' ? 'an' : 'a'} ${role}. Ask an owner of the organization`),
+  twoFactorRequired: () =>
+    new ApiError(403, 'the organization requires two-factor sign-in: set it up on Your account first'),
   invalidTwilioSignature: () => new ApiError(403, 'invalid X-Twilio-Signature'),
   invalidCsrfToken: () =>
     new ApiError(403, 'missing or invalid CSRF token, or a form sent from another site; reload the page and try again'),
@@ -66,6 +71,8 @@ export const errors = {
       Allow: allowed.join(', '),
     }),
   conflict: (detail: string) => new ApiError(409, detail),
+  lastOwner: () => new ApiError(409, 'the organization must keep an active owner: make another member owner first'),
+  linkUsed: () => new ApiError(410, 'this link has been used or has expired; ask for a new one'),
   payloadTooLarge: (detail: string) => new ApiError(413, detail),
   invalid: (issues: ValidationIssue[]) => new ApiError(422, listed(issues)),
   rateLimited: (limit: number, retryAfterSeconds: number) =>

@@ -30,6 +30,7 @@ import { routeUpgrades } from '../http/upgrades.js';
 import { startPeriodicJobs } from '../deployment/housekeeping.js';
 import { WebhookWorker } from '../webhooks/worker.js';
 import { FailedAttempts } from '../ratelimit/failedAttempts.js';
+import { SignInThrottle } from '../ratelimit/signInThrottle.js';
 import { FallbackRateLimitStore } from '../ratelimit/fallbackStore.js';
 import { MemoryRateLimitStore } from '../ratelimit/memoryStore.js';
 import { RedisRateLimitStore } from '../ratelimit/redisStore.js';
@@ -148,6 +149,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       logger,
       rateLimits,
       failedAttempts: new FailedAttempts(rateLimits, { ...config.failedAttempts, trustProxyHops: config.trustProxyHops }),
+      signInThrottle: new SignInThrottle(rateLimits, config.console.signInThrottle),
       adminToken,
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),

@@ -17,6 +17,11 @@ interface ApiKeyRow {
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  name: string | null;
+  last_four: string | null;
+  created_by: string | null;
+  expires_at: Date | null;
+  replaced_by: string | null;
 }
 
 /** A key as the operator may see it: never the key itself nor its hash. */
@@ -27,6 +32,10 @@ export interface ApiKeyInfo {
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  name: string | null;
+  last_four: string | null;
+  created_by: string | null;
+  expires_at: string | null;
 }
 
 export interface CreatedApiKey {
@@ -37,15 +46,67 @@ export interface CreatedApiKey {
   created_at: string;
 }
 
-export async function createApiKey(db: Knex, orgId: string, mode: Mode, scopes?: Scope[]): Promise<CreatedApiKey> {
+/** Who made a key and what for (the console's form); the admin API names neither. */
+export interface KeyLabel {
+  name?: string | null;
+  createdBy?: string | null;
+}
+
+/** The longest name a key may have. */
+export const KEY_NAME_MAX_LENGTH = 100;
+
+export async function createApiKey(db: Knex, orgId: string, mode: Mode, scopes?: Scope[], label: KeyLabel = {}): Promise<CreatedApiKey> {
   await getOrganization(db, orgId);
   const key = newSecret(KEY_PREFIX[mode]);
   // Keep the canonical order and drop repeats, so the key's scopes read the same everywhere.
   const granted = ALL_SCOPES.filter((scope) => (scopes ?? ALL_SCOPES).includes(scope));
   const [row] = await db<ApiKeyRow>('api_keys')
-    .insert({ id: newId('key'), org_id: orgId, mode, key_hash: hashSecret(key), scopes: granted })
+    .insert({
+      id: newId('key'),
+      org_id: orgId,
+      mode,
+      key_hash: hashSecret(key),
+      scopes: granted,
+      name: label.name || null,
+      last_four: key.slice(-4),
+      created_by: label.createdBy ?? null,
+    })
     .returning('*');
   return { id: row.id, key, mode: row.mode, scopes: row.scopes, created_at: row.created_at.toISOString() };
+}
+
+/** The overlaps a roll offers, as Stripe does: the old key stops now, or after one hour, a day or a week. */
+export const ROLL_OVERLAPS_MS = [0, 3600_000, 24 * 3600_000, 7 * 24 * 3600_000] as const;
+
+/**
+ * Rolls key `keyId` of organization `orgId`: a new key with the same mode, scopes and name, and the old
+ * one working `overlapMs` longer (none: revoked at once). A revoked, expired or already rolled key
+ * cannot be rolled (409): roll its successor.
+ */
+export async function rollApiKey(
+  deps: { db: Knex; revocations: RevocationBus },
+  keyId: string,
+  orgId: string,
+  overlapMs: number,
+  createdBy: string | null,
+  nowMs: number,
+): Promise<{ created: CreatedApiKey; oldKeyExpiresAt: string | null }> {
+  const result = await deps.db.transaction(async (trx) => {
+    const old = await trx<ApiKeyRow>('api_keys').where({ id: keyId, org_id: orgId }).forUpdate().first();
+    if (!old) throw errors.notFound('API key');
+    if (old.revoked_at || old.replaced_by || (old.expires_at && old.expires_at.getTime() <= nowMs)) {
+      throw errors.conflict('this key is revoked, expired or already rolled; roll the key that replaced it');
+    }
+    const created = await createApiKey(trx, orgId, old.mode, old.scopes, { name: old.name, createdBy });
+    const expiresAt = overlapMs > 0 ? new Date(nowMs + overlapMs) : null;
+    await trx('api_keys')
+      .where({ id: keyId })
+      .update({ replaced_by: created.id, ...(expiresAt ? { expires_at: expiresAt } : { revoked_at: new Date(nowMs) }) });
+    return { created, oldKeyExpiresAt: expiresAt?.toISOString() ?? null };
+  });
+  // Cached look-ups of the old key are forgotten: the next request reads its end (or its revocation).
+  await deps.revocations.announce(keyId);
+  return result;
 }
 
 /** Revokes a key (of organization `orgId` only, when given: a member revokes only their own organization's). */
@@ -63,7 +124,7 @@ export async function revokeApiKey(deps: { db: Knex; revocations: RevocationBus 
 
 /** Whether the key exists and is not revoked (streams re-check once they watch for revocation). */
 export async function isApiKeyActive(db: Knex, keyId: string): Promise<boolean> {
-  return (await db<ApiKeyRow>('api_keys').where({ id: keyId }).whereNull('revoked_at').first('id')) !== undefined;
+  return (await db<ApiKeyRow>('api_keys').where({ id: keyId }).whereNull('revoked_at').modify(notExpired(Date.now())).first('id')) !== undefined;
 }
 
 /**
@@ -74,7 +135,7 @@ export async function authenticateApiKey(deps: { db: Knex; principals: Principal
   if (!/^spk_(live|test)_[0-9A-Za-z]{16,200}$/.test(presented)) throw errors.invalidApiKey();
   const keyHash = hashSecret(presented);
   const principal = await deps.principals.principalFor(keyHash, () => activePrincipal(deps.db, keyHash));
-  if (!principal || principal.kind !== 'apiKey') throw errors.invalidApiKey();
+  if (!principal || principal.kind !== 'apiKey' || (principal.expiresAt !== null && principal.expiresAt <= Date.now())) throw errors.invalidApiKey();
   noteKeyUse(deps.db, principal.keyId);
   return principal;
 }
@@ -112,12 +173,20 @@ export function noteKeyUse(db: Knex, keyId: string, nowMs = Date.now()): void {
   }
 }
 
+/** Keys that have not reached the end a roll gave them. */
+const notExpired = (nowMs: number) => (q: Knex.QueryBuilder) => q.where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', new Date(nowMs)));
+
 async function activePrincipal(db: Knex, keyHash: string): Promise<KeyPrincipal | undefined> {
-  const row = await db<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).whereNull('revoked_at').first('id', 'org_id', 'mode', 'scopes');
+  const row = await db<ApiKeyRow>('api_keys')
+    .where({ key_hash: keyHash })
+    .whereNull('revoked_at')
+    .modify(notExpired(Date.now()))
+    .first('id', 'org_id', 'mode', 'scopes', 'expires_at');
   return (
     row && {
       kind: 'apiKey',
       keyId: row.id,
+      expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
       orgId: row.org_id,
       mode: row.mode,
       scopes: row.scopes,
@@ -135,7 +204,7 @@ export async function listApiKeys(db: Knex, orgId: string): Promise<ApiKeyInfo[]
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .select('id', 'mode', 'scopes', 'created_at', 'revoked_at', 'last_used_at');
+    .select('id', 'mode', 'scopes', 'created_at', 'revoked_at', 'last_used_at', 'name', 'last_four', 'created_by', 'expires_at');
   return rows.map((row) => ({
     id: row.id,
     mode: row.mode,
@@ -143,5 +212,9 @@ export async function listApiKeys(db: Knex, orgId: string): Promise<ApiKeyInfo[]
     created_at: row.created_at.toISOString(),
     revoked_at: row.revoked_at?.toISOString() ?? null,
     last_used_at: row.last_used_at?.toISOString() ?? null,
+    name: row.name,
+    last_four: row.last_four,
+    created_by: row.created_by,
+    expires_at: row.expires_at?.toISOString() ?? null,
   }));
 }

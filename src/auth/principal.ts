@@ -25,6 +25,8 @@ interface PrincipalBase {
 export interface KeyPrincipal extends PrincipalBase {
   kind: 'apiKey';
   keyId: string;
+  /** A rolled key works until then (epoch ms); null: until revoked. */
+  expiresAt: number | null;
 }
 
 /** An installed app, acting through its connection to the organization (always live mode). */

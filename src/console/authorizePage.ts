@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Response } from 'express';
 import type { AppContext } from '../http/context.js';
-import { signInUrl, signedInMember, checkCsrf, type SignedInMember } from './session.js';
-import { ApiError } from '../errors.js';
+import { signInUrl, signedInMember, checkCsrf, hasRole, type SignedInMember } from './session.js';
+import { ApiError, errors } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurityPolicy } from '../http/securityHeaders.js';
 import { escapeHtml, htmlDocument } from '../web/html.js';
@@ -100,6 +100,10 @@ export function authorizePageRouter(app: AppContext): express.Router {
     if (form.decision !== 'allow') {
       return res.redirect(302, backToApp(issuer, request.redirectUri, { error: 'access_denied', error_description: 'the member denied the request', state: request.state }));
     }
+    // Connecting an app changes what can act on the organization: not a viewer's to do, nor anybody's
+    // before the two-factor sign-in their organization requires.
+    if (!hasRole(member, 'admin')) return errorPage(res, 403, errors.roleRequired('admin', member.role).message);
+    if (member.orgRequiresTwoFactor && !member.twoFactor) return errorPage(res, 403, errors.twoFactorRequired().message);
     const code = await approve(app, request, { orgId: member.orgId, memberId: member.id });
     res.redirect(302, backToApp(issuer, request.redirectUri, { code, state: request.state }));
   });

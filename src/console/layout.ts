@@ -15,6 +15,9 @@ export const SECTIONS = [
   { path: '/console/events', label: 'Events' },
   { path: '/console/webhooks', label: 'Webhooks' },
   { path: '/console/phone-numbers', label: translator('en').t('console.phoneNumbers.title') },
+  { path: '/console/ledger', label: 'Ledger' },
+  { path: '/console/members', label: 'Members' },
+  { path: '/console/account', label: 'Your account' },
 ] as const;
 
 export type SectionPath = (typeof SECTIONS)[number]['path'];
@@ -24,12 +27,29 @@ export interface ConsoleView {
   member: SignedInMember;
   mode: Mode;
   path: SectionPath;
+  /** What the form before this page did, said once (post/redirect/get). */
+  notices?: string[];
 }
 
 export const STYLESHEET = '/console-assets/console.css';
 const SCRIPT = '/console-assets/console.js';
 
 export const csrfField = (member: SignedInMember) => `<input type="hidden" name="csrf_token" value="${escapeHtml(member.csrfToken)}">`;
+
+/**
+ * A destructive action behind a second question: `summary` opens it, `question` says what stops
+ * working, the button does it. Plain HTML (details/summary): keyboard and screen readers need no script.
+ */
+export function confirmForm(
+  member: SignedInMember,
+  action: { url: string; summary: string; question: string; button: string; label: string; fields?: string },
+): string {
+  return `<details class="confirm"><summary>${escapeHtml(action.summary)}</summary>
+<form method="post" action="${escapeHtml(action.url)}">${csrfField(member)}${action.fields ?? ''}
+<p>${escapeHtml(action.question)}</p>
+<button type="submit" class="danger" aria-label="${escapeHtml(action.label)}">${escapeHtml(action.button)}</button>
+</form></details>`;
+}
 
 /** The form that signs the member out. */
 const signOutForm = (member: SignedInMember) =>
@@ -58,7 +78,7 @@ export function consolePage(view: ConsoleView, heading: string, body: string): s
 </header>
 <main>
 <h2>${escapeHtml(heading)}</h2>
-${body}
+${(view.notices ?? []).map((text) => `<p class="notice" role="status">${escapeHtml(text)}</p>`).join('')}${body}
 </main>`,
   });
 }
@@ -81,10 +101,13 @@ export function timeOf(at: string | Date | null): string {
   return `<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
 }
 
-/** A table that scrolls sideways by itself on a narrow screen instead of widening the page. */
+/**
+ * A table that scrolls sideways by itself on a narrow screen instead of widening the page; the
+ * scrolling region is focusable and named, so a keyboard can scroll it.
+ */
 export const table = (caption: string, head: string[], rows: string[][], empty: string) =>
   rows.length
-    ? `<div class="table"><table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr>${head
+    ? `<div class="table" tabindex="0" role="region" aria-label="${escapeHtml(caption)}"><table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr>${head
         .map((h) => `<th scope="col">${escapeHtml(h)}</th>`)
         .join('')}</tr></thead><tbody>${rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`
     : `<p class="muted empty">${escapeHtml(empty)}</p>`;

@@ -4,20 +4,35 @@
 import express, { type Request, type Response } from 'express';
 import type { AppContext } from '../http/context.js';
 import { ALL_SCOPES, type Mode, type Payer, type Scope } from '../auth/principal.js';
-import { listCalls } from '../calls/calls.js';
+import { findCall, listCalls, presentCall } from '../calls/calls.js';
+import { eventHistory } from '../events/history.js';
+import { listMessages, type MessagePage } from '../sessions/messagePages.js';
+import { agentAudioPath } from '../sessions/messages.js';
+import { callPage, sessionPage } from './views/detail.js';
+import { eventsHistoryPage, ledgerCsv, ledgerPage } from './views/history.js';
 import { ApiError, errors } from '../errors.js';
 import { openEventStream } from '../http/sse.js';
 import { parseForm } from '../http/router.js';
-import { dailyUsage, usageWindowStart } from '../money/index.js';
+import { unstorableParts } from '../http/storableInput.js';
+import { dailyUsage, listLedger, usageWindowStart, type LedgerKind } from '../money/index.js';
 import { listConnectedApps, revokeConnections } from '../oauth/connections.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../auth/apiKeys.js';
+import { createApiKey, KEY_NAME_MAX_LENGTH, listApiKeys, revokeApiKey, rollApiKey, ROLL_OVERLAPS_MS } from '../auth/apiKeys.js';
 import { getOrganization, presentOrganization } from '../organizations/organizations.js';
-import { listSessions } from '../sessions/sessions.js';
+import { findSession, listSessions, presentSession } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
 import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';
 import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../webhooks/endpoints.js';
+import { createInvitation, createPasswordReset } from '../members/links.js';
+import { getMember, isMembersPassword, listMembers, MEMBER_ROLES, removeMember, setPassword, updateMember, type MemberRole } from '../members/members.js';
+import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
+import { endMemberSessions } from '../members/sessions.js';
+import { confirmEnrollment, disableTwoFactor, hasTwoFactor, pendingEnrollment, recoveryCodesLeft, setRequireTwoFactor, startEnrollment } from '../members/twoFactor.js';
+import QRCode from 'qrcode';
+import { leaveFlash, takeFlashes, type Flash } from './flash.js';
 import { SECTIONS, type ConsoleView, type SectionPath } from './layout.js';
-import { checkCsrf, isSameOriginPath, readCookie, signedInMember, signInUrl, type SignedInMember } from './session.js';
+import { checkCsrf, isSameOriginPath, readCookie, requireRole, signedInMember, signInUrl, type SignedInMember } from './session.js';
+import { accountPage } from './views/account.js';
+import { membersPage } from './views/members.js';
 import { callsPage, LIST_LIMIT, sessionsPage } from './views/activity.js';
 import { appsPage } from './views/apps.js';
 import { phoneNumbersPage } from './views/phoneNumbers.js';
@@ -25,12 +40,18 @@ import { listPhoneNumbers } from '../calls/phoneNumbers.js';
 import { eventsPage } from './views/events.js';
 import { keysPage } from './views/keys.js';
 import { overviewPage } from './views/overview.js';
-import { RECENT_DELIVERIES, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
-import { endpointInput, refusalText, type EndpointForm } from './webhookForm.js';
+import { RECENT_DELIVERIES, SECRET_OVERLAPS, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
+import { endpointInput, EVENT_TYPES, refusalText, type EndpointForm } from './webhookForm.js';
 import { windowDays } from './usageChart.js';
 
 /** The mode in view; live unless the member switched to test data. */
 const MODE_COOKIE = 'console_mode';
+/** Events and charges a call's or session's page shows, its messages, a history page's rows, a CSV export's. */
+const DETAIL_EVENTS = 100;
+const DETAIL_MESSAGES = 200;
+const HISTORY_LIMIT = 100;
+const CSV_LIMIT = 100_000;
+const LEDGER_KINDS: readonly LedgerKind[] = ['credit', 'text', 'voice_message', 'call'];
 /** The usage chart's window. */
 const USAGE_DAYS = 30;
 
@@ -46,24 +67,46 @@ const formValue = (req: Request, name: string): string => formValues(req, name)[
 const statusQuery = <S extends string>(req: Request, allowed: readonly S[]): S | undefined =>
   allowed.find((s) => s === req.query.status);
 
-export function organizationPages(app: AppContext, cookie: { secure: boolean }): express.Router {
+export function organizationPages(app: AppContext, cookie: { secure: boolean; clearSession: (res: Response) => void }): express.Router {
   const router = express.Router();
 
-  /** The member, or (a page) off to sign-in and back, or (a form, the stream) 401. */
+  /**
+   * The member, or (a page) off to sign-in and back, or (a form, the stream) 401. While the organization
+   * requires two-factor sign-in and the member has not set it up, only their account page opens.
+   */
   const member = async (req: Request, res: Response): Promise<SignedInMember | null> => {
     const found = await signedInMember(app, req);
+    if (found && found.orgRequiresTwoFactor && !found.twoFactor && !req.path.startsWith('/console/account')) {
+      if (req.method !== 'GET') throw errors.twoFactorRequired();
+      res.redirect(303, '/console/account');
+      return null;
+    }
     if (found) return found;
     if (req.method !== 'GET' || req.path === '/console/events/stream') throw errors.signedOut();
     res.redirect(303, signInUrl(req.originalUrl));
     return null;
   };
-  /** The member of a form post, its CSRF token checked. */
-  const poster = async (req: Request, res: Response): Promise<SignedInMember> => {
+  /** The member of a form post, its CSRF token checked, whose role may do what `needed` may (admin: any change of data). */
+  const poster = async (req: Request, res: Response, needed: MemberRole = 'admin'): Promise<SignedInMember> => {
     const found = (await member(req, res))!;
     checkCsrf(found, req);
+    requireRole(found, needed);
     return found;
   };
   const viewOf = (signedIn: SignedInMember, req: Request, path: SectionPath, mode = modeOf(req)): ConsoleView => ({ member: signedIn, mode, path });
+  /** The view of a page, with what the form before it left (said once; a reload shows it no more). */
+  const pageView = async (signedIn: SignedInMember, req: Request, path: SectionPath): Promise<{ view: ConsoleView; flashes: Flash[] }> => {
+    const flashes = await takeFlashes(app, signedIn.sessionId);
+    const notices = flashes.flatMap((f) => (f.kind === 'notice' ? [f.text] : []));
+    return { view: { ...viewOf(signedIn, req, path), notices }, flashes };
+  };
+  const flashOf = <K extends Flash['kind']>(flashes: Flash[], kind: K) => flashes.find((f): f is Extract<Flash, { kind: K }> => f.kind === kind);
+  /** Post/redirect/get: the page to show next, with what to say there once. */
+  const after = async (res: Response, signedIn: SignedInMember, to: string, ...flashes: Flash[]) => {
+    for (const flash of flashes) await leaveFlash(app, signedIn.sessionId, flash);
+    res.redirect(303, to);
+  };
+  const notice = (text: string): Flash => ({ kind: 'notice', text });
   const page = (res: Response, html: string, status = 200) => res.status(status).type('html').send(html);
   const setMode = (res: Response, mode: Mode) =>
     res.cookie(MODE_COOKIE, mode, { httpOnly: true, sameSite: 'lax', secure: cookie.secure, path: '/console' });
@@ -84,7 +127,8 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   router.get('/console/keys', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    page(res, keysPage(viewOf(signedIn, req, '/console/keys'), await listApiKeys(app.db, signedIn.orgId)));
+    const { view, flashes } = await pageView(signedIn, req, '/console/keys');
+    page(res, keysPage(view, await listApiKeys(app.db, signedIn.orgId), { created: flashOf(flashes, 'key')?.created }));
   });
 
   router.post('/console/keys', parseForm, async (req, res) => {
@@ -96,16 +140,29 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     if (mode !== 'live' && mode !== 'test') return refuse('Choose live or test.');
     if (!scopes.length) return refuse('Choose at least one scope.');
     if (!scopes.every((s): s is Scope => (ALL_SCOPES as readonly string[]).includes(s))) return refuse('Unknown scope.');
-    const created = await createApiKey(app.db, signedIn.orgId, mode, scopes);
+    const name = formValue(req, 'name').trim();
+    if (name.length > KEY_NAME_MAX_LENGTH || unstorableParts([['body', { name }]]).length) return refuse(`The name may have ${KEY_NAME_MAX_LENGTH} characters (no NUL).`);
+    const created = await createApiKey(app.db, signedIn.orgId, mode, scopes, { name, createdBy: signedIn.email });
     // The new key's mode is the one in view from now on, so that it is listed beside the others.
     setMode(res, mode);
-    page(res, keysPage({ ...view, mode }, await listApiKeys(app.db, signedIn.orgId), { created }), 201);
+    await after(res, signedIn, '/console/keys', { kind: 'key', created });
   });
 
   router.post('/console/keys/:keyId/revoke', parseForm, async (req, res) => {
     const signedIn = await poster(req, res);
-    await revokeApiKey(app, String(req.params.keyId), signedIn.orgId);
-    res.redirect(303, '/console/keys');
+    const keyId = String(req.params.keyId);
+    await revokeApiKey(app, keyId, signedIn.orgId);
+    await after(res, signedIn, '/console/keys', notice(`Key ${keyId} is revoked: requests with it are refused.`));
+  });
+
+  router.post('/console/keys/:keyId/roll', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res);
+    const overlapMs = Number(formValue(req, 'overlap_seconds')) * 1000;
+    if (!(ROLL_OVERLAPS_MS as readonly number[]).includes(overlapMs)) throw errors.badRequest('overlap_seconds must be 0, 3600, 86400 or 604800');
+    const keyId = String(req.params.keyId);
+    const { created, oldKeyExpiresAt } = await rollApiKey(app, keyId, signedIn.orgId, overlapMs, signedIn.email, app.now());
+    const old = oldKeyExpiresAt ? `${keyId} keeps working until ${oldKeyExpiresAt.slice(0, 16).replace('T', ' ')} UTC.` : `${keyId} is revoked.`;
+    await after(res, signedIn, '/console/keys', { kind: 'key', created }, notice(`Rolled: ${created.id} replaces ${keyId}; ${old}`));
   });
 
   router.get('/console/phone-numbers', async (req, res) => {
@@ -118,13 +175,14 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   router.get('/console/apps', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    page(res, appsPage(viewOf(signedIn, req, '/console/apps'), await listConnectedApps(app.db, signedIn.orgId)));
+    const { view } = await pageView(signedIn, req, '/console/apps');
+    page(res, appsPage(view, await listConnectedApps(app.db, signedIn.orgId)));
   });
 
   router.post('/console/apps/:connectionId/revoke', parseForm, async (req, res) => {
     const signedIn = await poster(req, res);
     await revokeConnections(app, { id: String(req.params.connectionId), org_id: signedIn.orgId }, 'revoked in the console');
-    res.redirect(303, '/console/apps');
+    await after(res, signedIn, '/console/apps', notice('The app is disconnected: its tokens no longer work.'));
   });
 
   router.get('/console/calls', async (req, res) => {
@@ -143,6 +201,94 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     page(res, sessionsPage(view, await listSessions(app.db, { orgId: signedIn.orgId, mode: view.mode }, { status, limit: LIST_LIMIT }), status));
   });
 
+  /** `YYYY-MM-DD` as the start of that UTC day (plus `days`); undefined for nothing, null for nonsense. */
+  const dayOf = (text: string, days = 0): Date | undefined | null => {
+    if (!text) return undefined;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(Date.parse(text))) return null;
+    return new Date(Date.parse(text) + days * 86_400_000);
+  };
+  const queryText = (req: Request, name: string, max = 100) => {
+    const value = req.query[name];
+    return typeof value === 'string' ? value.slice(0, max) : '';
+  };
+  /** The time span of a filter form (`to` inclusive), or the refusal to say. */
+  const spanOf = (req: Request) => {
+    const from = queryText(req, 'from', 10);
+    const to = queryText(req, 'to', 10);
+    const since = dayOf(from);
+    const until = dayOf(to, 1);
+    return { from, to, since: since ?? undefined, until: until ?? undefined, error: since === null || until === null ? 'Dates are written YYYY-MM-DD.' : undefined };
+  };
+
+  router.get('/console/calls/:callId', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/calls');
+    const payer = { orgId: signedIn.orgId, mode: view.mode };
+    const row = await findCall(app.db, payer, String(req.params.callId));
+    const [events, charges] = await Promise.all([
+      eventHistory(app.db, payer, { objectId: row.id, limit: DETAIL_EVENTS }),
+      listLedger(app.db, signedIn.orgId, { limit: DETAIL_EVENTS }, { mode: view.mode, references: [row.id] }),
+    ]);
+    const call = { ...presentCall(row), agent_joined_at: row.agent_joined_at?.toISOString() ?? null, customer_joined_at: row.customer_joined_at?.toISOString() ?? null };
+    page(res, callPage(view, call, { events, charges }));
+  });
+
+  router.get('/console/sessions/:sessionId', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/sessions');
+    const payer = { orgId: signedIn.orgId, mode: view.mode };
+    const session = presentSession(await findSession(app.db, payer, String(req.params.sessionId)));
+    const page1 = await listMessages(app.db, app.presentedMessages, { sessionId: session.id, owner: payer }, 0, DETAIL_MESSAGES, agentAudioPath);
+    const { messages } = JSON.parse(page1.bytes.toString('utf8')) as MessagePage;
+    const [events, charges] = await Promise.all([
+      eventHistory(app.db, payer, { objectId: session.id, limit: DETAIL_EVENTS }),
+      listLedger(app.db, signedIn.orgId, { limit: DETAIL_EVENTS }, { mode: view.mode, references: messages.map((m) => `message ${m.id}`) }),
+    ]);
+    page(res, sessionPage(view, session, { messages, events, charges }));
+  });
+
+  router.get('/console/events/history', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const view = viewOf(signedIn, req, '/console/events');
+    const span = spanOf(req);
+    const type = EVENT_TYPES.find((t) => t === req.query.type) ?? '';
+    const object = queryText(req, 'object').trim();
+    const events = span.error
+      ? []
+      : await eventHistory(app.db, { orgId: signedIn.orgId, mode: view.mode }, { type, objectId: object, since: span.since, until: span.until, limit: HISTORY_LIMIT });
+    page(res, eventsHistoryPage(view, EVENT_TYPES, { type, object, from: span.from, to: span.to }, events, HISTORY_LIMIT, span.error), span.error ? 422 : 200);
+  });
+
+  /** The ledger rows a ledger page or its CSV shows: the mode in view, the filter's kind and span. */
+  const ledgerQuery = (req: Request, signedIn: SignedInMember, limit: number) => {
+    const span = spanOf(req);
+    const kind = LEDGER_KINDS.find((k) => k === req.query.kind);
+    const rows = span.error ? Promise.resolve([]) : listLedger(app.db, signedIn.orgId, { limit }, { mode: modeOf(req), kind, since: span.since, until: span.until });
+    return { span, kind: kind ?? '', rows };
+  };
+
+  router.get('/console/ledger', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const { span, kind, rows } = ledgerQuery(req, signedIn, HISTORY_LIMIT);
+    const view = viewOf(signedIn, req, '/console/ledger');
+    page(res, ledgerPage(view, LEDGER_KINDS, { kind, from: span.from, to: span.to }, await rows, HISTORY_LIMIT, span.error), span.error ? 422 : 200);
+  });
+
+  router.get('/console/ledger.csv', async (req, res) => {
+    const signedIn = (await member(req, res))!;
+    const { span, rows } = ledgerQuery(req, signedIn, CSV_LIMIT);
+    if (span.error) throw errors.badRequest(span.error);
+    res
+      .status(200)
+      .type('text/csv; charset=utf-8')
+      .set('Content-Disposition', `attachment; filename="ledger-${modeOf(req)}.csv"`)
+      .send(ledgerCsv(await rows));
+  });
+
   router.get('/console/events', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
@@ -155,13 +301,21 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   });
 
   /** The webhooks page of the view, each endpoint with its newest deliveries. */
-  const showWebhooks = async (res: Response, view: ConsoleView, outcome: WebhooksOutcome = {}, status = 200) => {
+  const showWebhooks = async (
+    res: Response,
+    view: ConsoleView,
+    outcome: WebhooksOutcome = {},
+    status = 200,
+    made?: Extract<Flash, { kind: 'webhookSecret' }>,
+  ) => {
     const payer: Payer = { orgId: view.member.orgId, mode: view.mode };
     const endpoints = await listEndpoints(app, payer);
     const items = await Promise.all(
       endpoints.map(async (endpoint) => ({ endpoint, deliveries: await deliveriesOf(app.db, endpoint.id, { limit: RECENT_DELIVERIES }) })),
     );
-    page(res, webhooksPage(view, items, outcome), status);
+    const endpoint = made && endpoints.find((e) => e.id === made.endpointId);
+    const secret = made && endpoint ? { endpoint, secret: made.secret, rotated: made.rotated } : outcome.secret;
+    page(res, webhooksPage(view, items, { ...outcome, secret }), status);
   };
   /**
    * A webhook form acts in the mode its page showed (its `mode` field), which becomes the mode in view:
@@ -179,7 +333,9 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
   router.get('/console/webhooks', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    await showWebhooks(res, viewOf(signedIn, req, '/console/webhooks'));
+    const { view, flashes } = await pageView(signedIn, req, '/console/webhooks');
+    const made = flashOf(flashes, 'webhookSecret');
+    await showWebhooks(res, view, {}, 200, made);
   });
 
   router.post('/console/webhooks', parseForm, async (req, res) => {
@@ -191,8 +347,8 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
       events: formValues(req, 'events'),
     };
     try {
-      const { secret, ...endpoint } = await createEndpoint(app, payer, endpointInput(form));
-      await showWebhooks(res, view, { secret: { endpoint, secret, rotated: false } }, 201);
+      const { secret, id } = await createEndpoint(app, payer, endpointInput(form));
+      await after(res, view.member, `/console/webhooks#${encodeURIComponent(id)}`, { kind: 'webhookSecret', endpointId: id, secret, rotated: false });
     } catch (err) {
       // Refused (a bad URL, a private address, too many endpoints): said in the page, the form kept.
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
@@ -214,8 +370,10 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
 
   router.post('/console/webhooks/:endpointId/rotate', parseForm, async (req, res) => {
     const { view, payer } = await webhookPoster(req, res);
-    const { secret, ...endpoint } = await rotateSecret(app, payer, String(req.params.endpointId));
-    await showWebhooks(res, view, { secret: { endpoint, secret, rotated: true } });
+    const overlap = SECRET_OVERLAPS.find(([seconds]) => String(seconds) === (formValue(req, 'overlap_seconds') || '0'));
+    if (!overlap) throw errors.badRequest('overlap_seconds must be 0, 3600 or 86400');
+    const { secret, id } = await rotateSecret(app, payer, String(req.params.endpointId), overlap[0]);
+    await after(res, view.member, `/console/webhooks#${encodeURIComponent(id)}`, { kind: 'webhookSecret', endpointId: id, secret, rotated: true });
   });
 
   router.post('/console/webhooks/:endpointId/delete', parseForm, async (req, res) => {
@@ -232,8 +390,137 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean }):
     backToWebhooks(res, endpointId);
   });
 
+  // Members: everyone reads the list; owners change it.
+  const showMembers = async (res: Response, view: ConsoleView, outcome: Parameters<typeof membersPage>[2] = {}, status = 200) =>
+    page(res, membersPage(view, await listMembers(app.db, view.member.orgId), outcome), status);
+
+  router.get('/console/members', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const { view, flashes } = await pageView(signedIn, req, '/console/members');
+    await showMembers(res, view, { link: flashOf(flashes, 'link') });
+  });
+
+  router.post('/console/members/invite', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'owner');
+    const email = formValue(req, 'email').trim();
+    const role = MEMBER_ROLES.find((r) => r === formValue(req, 'role'));
+    const refuse = (error: string, status = 422) => showMembers(res, viewOf(signedIn, req, '/console/members'), { error, email }, status);
+    if (!role) return refuse('Choose a role.');
+    if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) return refuse('Enter the email of the person to invite.');
+    try {
+      const link = await createInvitation(app.db, app.config.publicBaseUrl, signedIn.orgId, { email, role, createdBy: signedIn.id }, app.now());
+      await after(res, signedIn, '/console/members', { kind: 'link', link, purpose: 'invitation', email: email.toLowerCase() });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 409) throw err;
+      await refuse('This email is already a member of the organization.', 409);
+    }
+  });
+
+  /** An owner's change of member `:memberId`, then back to the list. */
+  const memberChange = (action: string, change: (signedIn: SignedInMember, memberId: string, req: Request) => Promise<Flash>) =>
+    router.post(`/console/members/:memberId/${action}`, parseForm, async (req, res) => {
+      const signedIn = await poster(req, res, 'owner');
+      const flash = await change(signedIn, String(req.params.memberId), req);
+      await after(res, signedIn, '/console/members', flash);
+    });
+
+  memberChange('role', async (signedIn, memberId, req) => {
+    const role = MEMBER_ROLES.find((r) => r === formValue(req, 'role'));
+    if (!role) throw errors.badRequest('role must be owner, admin or viewer');
+    const changed = await updateMember(app, signedIn.orgId, memberId, { role }, app.now());
+    return notice(`${changed.email} is now ${role === 'admin' || role === 'owner' ? 'an' : 'a'} ${role}.`);
+  });
+  memberChange('disable', async (signedIn, memberId) => {
+    const changed = await updateMember(app, signedIn.orgId, memberId, { disabled: true }, app.now());
+    return notice(`${changed.email} is disabled and signed out everywhere.`);
+  });
+  memberChange('enable', async (signedIn, memberId) => {
+    const changed = await updateMember(app, signedIn.orgId, memberId, { disabled: false }, app.now());
+    return notice(`${changed.email} may sign in again.`);
+  });
+  memberChange('remove', async (signedIn, memberId) => {
+    await removeMember(app, signedIn.orgId, memberId);
+    return notice('The member is removed and signed out everywhere.');
+  });
+  memberChange('password_reset', async (signedIn, memberId) => {
+    const link = await createPasswordReset(app.db, app.config.publicBaseUrl, signedIn.orgId, memberId, signedIn.id, app.now());
+    return { kind: 'link', link, purpose: 'password_reset', email: (await getMember(app.db, signedIn.orgId, memberId)).email };
+  });
+
+  // The member's own account: any role may change their own password and sign out everywhere.
+  /** The account page: the enrollment waiting for its first code (with its QR code), or what is on. */
+  const showAccount = async (res: Response, view: ConsoleView, outcome: { error?: string; recoveryCodes?: string[] } = {}, status = 200) => {
+    const enrollment = await pendingEnrollment(app, view.member.id);
+    const qr = enrollment && (await QRCode.toString(enrollment.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }));
+    const twoFactor = {
+      on: await hasTwoFactor(app.db, view.member.id),
+      required: view.member.orgRequiresTwoFactor,
+      enrollment: enrollment && { secret: enrollment.secret, qrSvg: qr! },
+      recoveryCodesLeft: await recoveryCodesLeft(app.db, view.member.id),
+    };
+    page(res, accountPage(view, { ...outcome, twoFactor }), status);
+  };
+
+  router.get('/console/account', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const { view, flashes } = await pageView(signedIn, req, '/console/account');
+    if (signedIn.orgRequiresTwoFactor && !signedIn.twoFactor) view.notices = [...(view.notices ?? []), 'Your organization requires two-factor sign-in: set it up below to use the console.'];
+    await showAccount(res, view, { recoveryCodes: flashOf(flashes, 'recoveryCodes')?.codes });
+  });
+
+  router.post('/console/account/two-factor/start', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    await startEnrollment(app, signedIn.id);
+    await after(res, signedIn, '/console/account#two-factor');
+  });
+
+  router.post('/console/account/two-factor/confirm', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    try {
+      const codes = await confirmEnrollment(app, signedIn.id, formValue(req, 'code'), app.now());
+      await after(res, signedIn, '/console/account#two-factor', { kind: 'recoveryCodes', codes }, notice('Two-factor sign-in is on.'));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 422) throw err;
+      await showAccount(res, viewOf(signedIn, req, '/console/account'), { error: 'That code is not the one the app shows now. Try the newest one.' }, 422);
+    }
+  });
+
+  router.post('/console/account/two-factor/disable', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    await disableTwoFactor(app.db, signedIn.id);
+    await after(res, signedIn, '/console/account#two-factor', notice('Two-factor sign-in is off.'));
+  });
+
+  router.post('/console/members/require-two-factor', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'owner');
+    const required = formValue(req, 'required') === 'on';
+    if (required && !signedIn.twoFactor) throw errors.conflict('set up two-factor sign-in for yourself first (Your account), so you are not locked out');
+    await setRequireTwoFactor(app.db, signedIn.orgId, required);
+    await after(res, signedIn, '/console/members', notice(required ? 'Every member must now sign in with two-factor.' : 'Two-factor sign-in is no longer required.'));
+  });
+
+  router.post('/console/account/password', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    const current = formValue(req, 'current_password');
+    const next = formValue(req, 'new_password');
+    const refuse = (error: string, status: number) => showAccount(res, viewOf(signedIn, req, '/console/account'), { error }, status);
+    if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return refuse(`The new password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`, 422);
+    if (current.length > 1024 || !(await isMembersPassword(app.db, signedIn.id, current))) return refuse('The current password is not right.', 403);
+    await setPassword(app, signedIn.id, next, signedIn.sessionId);
+    await after(res, signedIn, '/console/account', notice('Your password is changed; your other sessions are signed out.'));
+  });
+
+  router.post('/console/account/sign-out-everywhere', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res, 'viewer');
+    await endMemberSessions(app, signedIn.id);
+    cookie.clearSession(res);
+    res.redirect(303, '/console/sign-in');
+  });
+
   router.post('/console/mode', parseForm, async (req, res) => {
-    await poster(req, res);
+    await poster(req, res, 'viewer');
     const mode = formValue(req, 'mode');
     if (mode !== 'live' && mode !== 'test') throw errors.badRequest('mode must be live or test');
     setMode(res, mode);

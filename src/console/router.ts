@@ -6,20 +6,27 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../http/context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurity } from '../http/securityHeaders.js';
 import { memberByPassword, normalEmail } from '../members/members.js';
+import { openLink, useLink } from '../members/links.js';
+import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
 import { endMemberSession, startMemberSession } from '../members/sessions.js';
+import { CHALLENGE_TTL_MS, checkSecondFactor, endChallenge, findChallenge, hasTwoFactor, startChallenge } from '../members/twoFactor.js';
 import { problemPage } from './layout.js';
 import { organizationPages } from './organizationPages.js';
-import { signInPage } from './pages.js';
+import { linkPage, signInPage, twoFactorPage, usedLinkPage } from './pages.js';
 import { checkCsrf, isForeignOrigin, isHttps, isSameOriginPath, readCookie, sessionCookieName, signedInMember } from './session.js';
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '../web/console');
 
 const WRONG_CREDENTIALS = 'Wrong email or password.';
 const HOME = '/console';
+
+/** A sign-in whose password was right, waiting for its second factor (its token; path /console). */
+const CHALLENGE_COOKIE = 'console_two_factor';
+const TWO_FACTOR_PATH = '/console/sign-in/two-factor';
 
 /** The sign-in form's own CSRF token (before there is a session): a cookie the form must repeat. */
 const FORM_COOKIE = 'console_sign_in';
@@ -73,8 +80,24 @@ export function consoleRouter(app: AppContext): express.Router {
   router.get('/console/sign-in', async (req, res) => {
     // Already signed in (an OAuth authorization sends members here too): straight on.
     if (await signedInMember(app, req)) return res.redirect(303, returnToOf(req));
-    showSignIn(req, res, 200);
+    // A used invitation or reset link comes here with the email to sign in with.
+    const email = typeof req.query.email === 'string' && req.query.email.length <= 254 ? req.query.email : undefined;
+    showSignIn(req, res, 200, { email });
   });
+
+  /**
+   * Guessing: refused sign-ins slow down the address and the email they came from and were for; an
+   * address that has not been failing is never made to wait (src/ratelimit/signInThrottle.ts). `wait`
+   * is the seconds to wait (then Retry-After is set), 0 when the attempt is checked.
+   */
+  const throttled = async (req: express.Request, res: express.Response, email: string) => {
+    const address = app.failedAttempts.addressOf(req);
+    const emailKey = hash('sha256', normalEmail(email), 'hex');
+    const wait = Math.max(await app.failedAttempts.retryAfter(address), await app.signInThrottle.retryAfter(address, emailKey, app.now()));
+    if (wait) res.set('Retry-After', String(wait));
+    return { address, emailKey, wait };
+  };
+  const tooMany = (wait: number) => `Too many failed sign-ins. Try again in ${wait} seconds.`;
 
   router.post('/console/sign-in', parseForm, async (req, res) => {
     const email = field(req.body, 'email') ?? '';
@@ -86,17 +109,9 @@ export function consoleRouter(app: AppContext): express.Router {
     }
     if (!email || !password) return showSignIn(req, res, 422, { email, error: 'Enter your email and password.' });
 
-    // Guessing: refused sign-ins count against the client's address and against the email.
-    const address = app.failedAttempts.addressOf(req);
-    const emailKey = `sign-in:${hash('sha256', normalEmail(email), 'hex')}`;
-    const { signInFailuresPerEmail: perEmail, signInFailureWindowMs: windowMs } = app.config.console;
-    const addressWait = await app.failedAttempts.retryAfter(address);
-    const emailCheck = await app.rateLimits.peek(emailKey, perEmail, windowMs);
-    const wait = Math.max(addressWait, emailCheck.allowed ? 0 : emailCheck.retryAfterSeconds);
-    if (wait) {
-      res.set('Retry-After', String(wait));
-      return showSignIn(req, res, 429, { email, error: `Too many failed sign-ins. Try again in ${wait} seconds.` });
-    }
+    const throttle = await throttled(req, res, email);
+    if (throttle.wait) return showSignIn(req, res, 429, { email, error: tooMany(throttle.wait) });
+    const { address, emailKey } = throttle;
 
     const member =
       storable(email) && storable(password) && email.length <= 254 && password.length <= 1024
@@ -104,18 +119,59 @@ export function consoleRouter(app: AppContext): express.Router {
         : undefined;
     if (!member) {
       await app.failedAttempts.record(address);
-      await app.rateLimits.hit(emailKey, perEmail, windowMs);
+      await app.signInThrottle.refused(address, emailKey, app.now());
       return showSignIn(req, res, 401, { email, error: WRONG_CREDENTIALS });
     }
 
-    // A new session each time (never one a visitor was handed before), the old one ended.
+    res.clearCookie(FORM_COOKIE, { ...cookieBase, path: '/console' });
+    if (await hasTwoFactor(app.db, member.id)) {
+      // The password was right; the session waits for the second factor.
+      const token = await startChallenge(app.db, member.id, returnToOf(req), app.now());
+      res.cookie(CHALLENGE_COOKIE, token, { ...cookieBase, path: '/console', maxAge: CHALLENGE_TTL_MS });
+      return res.redirect(303, TWO_FACTOR_PATH);
+    }
+    await signIn(req, res, member.id, returnToOf(req));
+  });
+
+  /** A new session each time (never one a visitor was handed before), the old one ended; then on to `returnTo`. */
+  const signIn = async (req: express.Request, res: express.Response, memberId: string, returnTo: string) => {
     const previous = await signedInMember(app, req);
     if (previous) await endMemberSession(app, previous.sessionId);
     const ttlMs = app.config.console.sessionTtlMs;
-    const session = await startMemberSession(app.db, member.id, app.now(), ttlMs);
+    const session = await startMemberSession(app.db, memberId, app.now(), ttlMs);
     res.cookie(cookieName, session.token, { ...cookieBase, maxAge: ttlMs });
-    res.clearCookie(FORM_COOKIE, { ...cookieBase, path: '/console' });
-    res.redirect(303, returnToOf(req));
+    res.redirect(303, returnTo);
+  };
+
+  // The second factor: a code from the authenticator app, or a recovery code. Wrong codes count like
+  // wrong passwords (the same slow-down); the waiting sign-in lasts five minutes.
+  const challengeOf = async (req: express.Request) => {
+    const token = readCookie(req, CHALLENGE_COOKIE);
+    return token ? findChallenge(app.db, token, app.now()) : undefined;
+  };
+  const showTwoFactor = (res: express.Response, status: number, error?: string) =>
+    res.status(status).type('html').send(twoFactorPage({ error }));
+
+  router.get(TWO_FACTOR_PATH, async (req, res) => {
+    if (!(await challengeOf(req))) return res.redirect(303, '/console/sign-in');
+    showTwoFactor(res, 200);
+  });
+
+  router.post(TWO_FACTOR_PATH, parseForm, async (req, res) => {
+    if (isForeignOrigin(req)) throw errors.invalidCsrfToken();
+    const challenge = await challengeOf(req);
+    if (!challenge) return res.redirect(303, '/console/sign-in');
+    const throttle = await throttled(req, res, challenge.email);
+    if (throttle.wait) return showTwoFactor(res, 429, tooMany(throttle.wait));
+    const code = (field(req.body, 'code') ?? '').slice(0, 100);
+    if (!(await checkSecondFactor(app, challenge.memberId, code, app.now()))) {
+      await app.failedAttempts.record(throttle.address);
+      await app.signInThrottle.refused(throttle.address, throttle.emailKey, app.now());
+      return showTwoFactor(res, 401, 'That code did not work. Type the 6 digits your app shows now, or a recovery code.');
+    }
+    await endChallenge(app.db, challenge.id);
+    res.clearCookie(CHALLENGE_COOKIE, { ...cookieBase, path: '/console' });
+    await signIn(req, res, challenge.memberId, isSameOriginPath(challenge.returnTo) ? challenge.returnTo : HOME);
   });
 
   router.post('/console/sign-out', parseForm, async (req, res) => {
@@ -128,7 +184,30 @@ export function consoleRouter(app: AppContext): express.Router {
     res.redirect(303, '/console/sign-in');
   });
 
-  router.use(organizationPages(app, { secure }));
+  // One-time links (an invitation, a password reset): the token in the path is the capability; a
+  // browser's Origin must still be this server's. A used or expired link gets 410.
+  const linkRoute = '/console/link/:token';
+  const showLink = async (req: express.Request, res: express.Response, status: number, error?: string) => {
+    const token = String(req.params.token);
+    const link = await openLink(app.db, token, app.now());
+    res.status(status).type('html').send(linkPage({ token, ...link, error, minLength: MIN_PASSWORD_LENGTH }));
+  };
+  router.get(linkRoute, async (req, res) => showLink(req, res, 200));
+  router.post(linkRoute, parseForm, async (req, res) => {
+    if (isForeignOrigin(req)) throw errors.invalidCsrfToken();
+    const password = field(req.body, 'new_password') ?? '';
+    if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024 || !storable(password)) {
+      return showLink(req, res, 422, `The password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`);
+    }
+    const email = await useLink(app, String(req.params.token), password, app.now());
+    res.redirect(303, `/console/sign-in?email=${encodeURIComponent(email)}`);
+  });
+  router.use('/console/link', (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!(err instanceof ApiError) || err.status !== 410 || res.headersSent) return next(err);
+    res.status(410).type('html').send(usedLinkPage(err.message));
+  });
+
+  router.use(organizationPages(app, { secure, clearSession: (res) => res.clearCookie(cookieName, cookieBase) }));
 
   // A console page or form that was refused: a page saying why (the live view's stream gets JSON).
   router.use('/console', (err: unknown, req: Request, res: Response, next: NextFunction) => {

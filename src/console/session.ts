@@ -4,6 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type express from 'express';
 import type { AppContext } from '../http/context.js';
 import { errors } from '../errors.js';
+import type { MemberRole } from '../members/members.js';
 import { findMemberSession } from '../members/sessions.js';
 
 export interface SignedInMember {
@@ -11,7 +12,10 @@ export interface SignedInMember {
   orgId: string;
   orgName: string;
   email: string;
-  role: 'owner' | 'admin';
+  role: MemberRole;
+  /** Whether the member signs in with a second factor, and whether the organization requires one. */
+  twoFactor: boolean;
+  orgRequiresTwoFactor: boolean;
   sessionId: string;
   csrfToken: string;
 }
@@ -45,6 +49,16 @@ export async function signedInMember(app: AppContext, req: express.Request): Pro
   const session = await findMemberSession(app.db, token, app.now());
   if (!session) return null;
   return { ...session.member, sessionId: session.sessionId, csrfToken: session.csrfToken };
+}
+
+const RANK: Record<MemberRole, number> = { viewer: 0, admin: 1, owner: 2 };
+
+/** Whether the member's role allows what `needed` may do (owners everything, admins all but members, viewers reading). */
+export const hasRole = (member: Pick<SignedInMember, 'role'>, needed: MemberRole) => RANK[member.role] >= RANK[needed];
+
+/** Throws the catalogue's 403 unless the member's role allows what `needed` may do. */
+export function requireRole(member: SignedInMember, needed: MemberRole): void {
+  if (needed !== 'viewer' && !hasRole(member, needed)) throw errors.roleRequired(needed, member.role);
 }
 
 /** A path of this site (`/...` but not `//...` or `/\...`, no control characters); anything else is refused. */

@@ -2,7 +2,9 @@
 // every instance's timer asks, and the one that takes the job's advisory lock and finds the period
 // over since the last run (job_runs) runs it; the others skip. Every job is idempotent anyway.
 import type { Knex } from 'knex';
+import { purgeStaleLinks } from '../members/links.js';
 import { purgeExpiredMemberSessions } from '../members/sessions.js';
+import { purgeExpiredChallenges } from '../members/twoFactor.js';
 import { purgeExpiredIdempotencyKeys } from '../idempotency/idempotency.js';
 import { eraseExpiredData } from '../sessions/retention.js';
 import { forgetExpiredSecrets } from '../webhooks/endpoints.js';
@@ -36,8 +38,10 @@ export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () =
   const purged = await purgeExpiredIdempotencyKeys(app.db);
   const erased = await eraseExpiredData(app.db);
   const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
+  const memberLinks = await purgeStaleLinks(app.db, app.now());
+  const signInChallenges = await purgeExpiredChallenges(app.db, app.now());
   const webhookSecrets = await forgetExpiredSecrets(app.db, app.now());
-  app.logger.info({ idempotencyKeys: purged, memberSessions, webhookSecrets, ...erased }, 'expired data erased');
+  app.logger.info({ idempotencyKeys: purged, memberSessions, memberLinks, signInChallenges, webhookSecrets, ...erased }, 'expired data erased');
   return true;
 }
 

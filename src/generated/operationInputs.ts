@@ -6,14 +6,18 @@ export interface OperationInputs {
   adminCreateKey: { auth: 'admin'; files: never };
   adminCreateMember: { auth: 'admin'; files: never };
   adminCreateOrg: { auth: 'admin'; files: never };
+  adminCreatePasswordReset: { auth: 'admin'; files: never };
   adminCreditOrg: { auth: 'admin'; files: never };
   adminDeleteApp: { auth: 'admin'; files: never };
+  adminDeleteMember: { auth: 'admin'; files: never };
   adminGetOrg: { auth: 'admin'; files: never };
   adminListKeys: { auth: 'admin'; files: never };
   adminListLedger: { auth: 'admin'; files: never };
+  adminListMembers: { auth: 'admin'; files: never };
   adminListOrgs: { auth: 'admin'; files: never };
   adminRevokeKey: { auth: 'admin'; files: never };
   adminSetTelephony: { auth: 'admin'; files: never };
+  adminUpdateMember: { auth: 'admin'; files: never };
   closeSession: { auth: 'api'; files: never };
   createCall: { auth: 'api'; files: never };
   createCallLink: { auth: 'api'; files: never };

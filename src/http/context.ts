@@ -7,6 +7,7 @@ import type { RevocationBus } from '../auth/revocation.js';
 import type { EventBus } from '../events/bus.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { FailedAttempts } from '../ratelimit/failedAttempts.js';
+import type { SignInThrottle } from '../ratelimit/signInThrottle.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import type { ConnectionSlots } from '../ratelimit/connectionSlots.js';
 import type { LiveStreamGroups } from './liveStreamGroups.js';
@@ -21,6 +22,8 @@ export interface AppContext {
   rateLimits: RateLimitStore;
   /** Refused credentials and unknown ids per client address (guessing). */
   failedAttempts: FailedAttempts;
+  /** Refused console sign-ins per address and per email: a bounded, growing delay (never a lock-out). */
+  signInThrottle: SignInThrottle;
   /** Seals secrets kept at rest (telephony auth tokens): SECRETS_KEY or the embedded key file. */
   secretsKey: Buffer;
   /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */

@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { RevocationBus } from '../auth/revocation.js';
 import { hashSecret, newId, newSecret, randomBase62 } from '../lib/ids.js';
-import type { MemberRole } from './members.js';
+import type { MemberRole } from './roles.js';
 
 interface MemberSessionRow {
   id: string;
@@ -19,7 +19,7 @@ export interface MemberSession {
   sessionId: string;
   csrfToken: string;
   expiresAt: Date;
-  member: { id: string; orgId: string; orgName: string; email: string; role: MemberRole };
+  member: { id: string; orgId: string; orgName: string; email: string; role: MemberRole; twoFactor: boolean; orgRequiresTwoFactor: boolean };
 }
 
 /** last_seen_at is written at most this often per session (not on every page). */
@@ -57,6 +57,7 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
     .join('members as m', 'm.id', 's.member_id')
     .join('organizations as o', 'o.id', 'm.org_id')
     .where('s.token_hash', hashSecret(token))
+    .whereNull('m.disabled_at')
     .first(
       's.id',
       's.csrf_secret',
@@ -66,7 +67,9 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
       'm.org_id',
       'm.email',
       'm.role',
+      'm.totp_enabled_at',
       'o.name as org_name',
+      'o.require_two_factor',
     );
   if (!row) return undefined;
   const expiresAt = new Date(row.expires_at);
@@ -82,7 +85,15 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
     sessionId: row.id,
     csrfToken: row.csrf_secret,
     expiresAt,
-    member: { id: row.member_id, orgId: row.org_id, orgName: row.org_name, email: row.email, role: row.role },
+    member: {
+      id: row.member_id,
+      orgId: row.org_id,
+      orgName: row.org_name,
+      email: row.email,
+      role: row.role,
+      twoFactor: row.totp_enabled_at !== null,
+      orgRequiresTwoFactor: Boolean(row.require_two_factor),
+    },
   };
 }
 
@@ -97,7 +108,34 @@ export async function endMemberSession(deps: { db: Knex; revocations: Revocation
   await deps.revocations.announce(sessionId);
 }
 
+/** Ends every console session of a member (but `except`), on every instance. */
+export async function endMemberSessions(deps: { db: Knex; revocations: RevocationBus }, memberId: string, except?: string): Promise<void> {
+  const ended = await deps
+    .db('member_sessions')
+    .where({ member_id: memberId })
+    .modify((q) => {
+      if (except) q.whereNot({ id: except });
+    })
+    .delete()
+    .returning('id');
+  for (const { id } of ended as Array<{ id: string }>) await deps.revocations.announce(id);
+}
+
 /** Deletes sessions that expired before `nowMs` (an expired session already opens nothing). */
 export async function purgeExpiredMemberSessions(db: Knex, nowMs: number): Promise<number> {
   return db('member_sessions').where('expires_at', '<=', new Date(nowMs)).delete();
+}
+
+/**
+ * Leaves `sealed` for the session's next page: a form answers with a redirect (post/redirect/get), and
+ * what it made (a secret shown once) waits here, sealed, until that page takes it.
+ */
+export async function leaveForNextPage(db: Knex, sessionId: string, sealed: string): Promise<void> {
+  await db('console_flashes').insert({ session_id: sessionId, sealed });
+}
+
+/** What forms left for the session's next page, oldest first; taken once (a reload shows nothing again). */
+export async function takeLeftForPage(db: Knex, sessionId: string): Promise<string[]> {
+  const rows: Array<{ id: number | string; sealed: string }> = await db('console_flashes').where({ session_id: sessionId }).delete().returning(['id', 'sealed']);
+  return rows.sort((a, b) => Number(a.id) - Number(b.id)).map((row) => row.sealed);
 }

@@ -136,10 +136,24 @@ export interface LedgerRowOut {
   created_at: string;
 }
 
-/** The organization's ledger newest first, `limit` rows, older than row `before` when given. */
-export async function listLedger(db: Knex, orgId: string, page: { limit: number; before?: number }): Promise<LedgerRowOut[]> {
+/** Which rows of the ledger: a mode, kinds, a time span, what they paid for (their references). */
+export interface LedgerFilter {
+  mode?: 'live' | 'test';
+  kind?: LedgerKind;
+  since?: Date;
+  until?: Date;
+  references?: string[];
+}
+
+/** The organization's ledger newest first, `limit` rows, older than row `before` when given, as `filter` narrows it. */
+export async function listLedger(db: Knex, orgId: string, page: { limit: number; before?: number }, filter: LedgerFilter = {}): Promise<LedgerRowOut[]> {
   const query = db<LedgerEntry>('ledger_entries').where({ org_id: orgId }).orderBy('id', 'desc').limit(page.limit);
   if (page.before !== undefined) query.andWhere('id', '<', page.before);
+  if (filter.mode) query.andWhere({ mode: filter.mode });
+  if (filter.kind) query.andWhere({ kind: filter.kind });
+  if (filter.since) query.andWhere('created_at', '>=', filter.since);
+  if (filter.until) query.andWhere('created_at', '<', filter.until);
+  if (filter.references) query.whereIn('reference', filter.references);
   const rows = await query.select('id', 'mode', 'kind', 'quantity', 'amount_micros', 'reference', 'app_id', 'created_at');
   return rows.map((row) => ({
     id: row.id,

@@ -56,11 +56,14 @@ export interface ConnectedApp {
   appName: string;
   scopes: Scope[];
   since: Date;
+  /** Who allowed it: the member's email; null when that member has been removed since (the connection stays). */
+  approvedBy: string | null;
 }
 
 export async function listConnectedApps(db: Knex, orgId: string): Promise<ConnectedApp[]> {
   const rows = await db('oauth_connections as c')
     .join('oauth_apps as a', 'a.client_id', 'c.client_id')
+    .leftJoin('members as m', 'm.id', 'c.approved_by')
     .where('c.org_id', orgId)
     .whereNotNull('c.activated_at')
     .whereNull('c.revoked_at')
@@ -69,6 +72,13 @@ export async function listConnectedApps(db: Knex, orgId: string): Promise<Connec
       { column: 'c.activated_at', order: 'desc' },
       { column: 'c.id', order: 'desc' },
     ])
-    .select('c.id', 'c.client_id', 'a.name', 'c.scopes', 'c.activated_at');
-  return rows.map((row) => ({ connectionId: row.id, clientId: row.client_id, appName: row.name, scopes: row.scopes, since: new Date(row.activated_at) }));
+    .select('c.id', 'c.client_id', 'a.name', 'c.scopes', 'c.activated_at', 'm.email as approved_by_email');
+  return rows.map((row) => ({
+    connectionId: row.id,
+    clientId: row.client_id,
+    appName: row.name,
+    scopes: row.scopes,
+    since: new Date(row.activated_at),
+    approvedBy: row.approved_by_email ?? null,
+  }));
 }

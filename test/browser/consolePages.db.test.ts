@@ -121,6 +121,9 @@ describe(`console pages in chromium (${backendName})`, () => {
     await page.getByRole('link', { name: 'API keys' }).tap();
     await page.waitForURL(`${t.url}/console/keys`);
     const keyId = (await t.server.app.db('api_keys').where({ org_id: orgId, mode: 'live' }).first()).id;
+    // Asked again first, naming what stops working.
+    await page.locator('tr', { hasText: keyId }).getByText('Revoke…').tap();
+    expect(await page.locator('tr', { hasText: keyId }).textContent()).toContain('Every request and event stream with it is refused');
     await tapAndLoad(page, page.getByRole('button', { name: `Revoke ${keyId}` }));
     expect(page.url()).toBe(`${t.url}/console/keys`);
     expect(await page.locator('tr', { hasText: keyId }).textContent()).toContain('Revoked');
@@ -236,6 +239,7 @@ describe(`console pages in chromium (${backendName})`, () => {
     expect(await row.textContent()).toContain('account:read');
     expect(await row.textContent()).toContain('events:read');
     await fitsThePhone(page);
+    await page.getByText('Revoke…').tap();
     await tapAndLoad(page, page.getByRole('button', { name: 'Revoke Ticket Bridge' }));
     expect(page.url()).toBe(`${t.url}/console/apps`);
     expect(await page.getByText('No apps are connected.').isVisible()).toBe(true);

@@ -33,6 +33,7 @@ describe(`admin API: members and the read side (${backendName})`, () => {
         email: 'ada.lovelace@example.com',
         role: 'admin',
         created_at: expect.any(String),
+        disabled_at: null,
       });
       const owner = await admin('POST', `/admin/orgs/${orgId}/members`, { email: 'owner@example.com', password, role: 'owner' });
       expect(owner.status).toBe(201);
@@ -124,9 +125,11 @@ describe(`admin API: members and the read side (${backendName})`, () => {
       expect(text).not.toContain(used.key);
       expect(text).not.toContain('hash');
       const keys = JSON.parse(text);
+      // Made through the admin API: no name, nobody in the console made them, no end but revocation.
+      const unlabelled = { name: null, created_by: null, expires_at: null };
       expect(keys).toEqual([
-        { id: unused.id, mode: 'live', scopes: expect.any(Array), created_at: expect.any(String), revoked_at: expect.any(String), last_used_at: null },
-        { id: used.id, mode: 'test', scopes: ['account:read'], created_at: expect.any(String), revoked_at: null, last_used_at: expect.any(String) },
+        { ...unlabelled, id: unused.id, mode: 'live', scopes: expect.any(Array), created_at: expect.any(String), revoked_at: expect.any(String), last_used_at: null, last_four: unused.key.slice(-4) },
+        { ...unlabelled, id: used.id, mode: 'test', scopes: ['account:read'], created_at: expect.any(String), revoked_at: null, last_used_at: expect.any(String), last_four: used.key.slice(-4) },
       ]);
       expect((await admin('GET', '/admin/orgs/org_unknown/keys')).status).toBe(404);
       expect((await fetch(`${t.url}/admin/orgs/${orgId}/keys`)).status).toBe(401);

@@ -96,8 +96,11 @@ describe(`console webhooks page (${backendName})`, () => {
 
   it('adds endpoints (201, the secret shown once) and lists them newest first with events, description, state and creation time', async () => {
     const { orgId, member, csrf } = await signedIn(t, 'list@hooks.example');
-    const first = await addEndpoint(member, csrf, { url: `${receiver.url}/tickets`, description: 'Ticket <sync>', events: ['session.created', 'call.ended'] });
-    expect(first.status).toBe(201);
+    const posted = await addEndpoint(member, csrf, { url: `${receiver.url}/tickets`, description: 'Ticket <sync>', events: ['session.created', 'call.ended'] });
+    // Post/redirect/get: the page after the form shows the secret once; a reload neither repeats the form nor shows it again.
+    expect(posted.status).toBe(303);
+    const first = await member.follow(posted);
+    expect(first.status).toBe(200);
     expect(first.headers.get('cache-control')).toBe('no-store');
     const firstHtml = await first.text();
     const secret = SECRET.exec(firstHtml)![1]!;
@@ -107,7 +110,7 @@ describe(`console webhooks page (${backendName})`, () => {
     // The form is blank again after a success.
     expect(firstHtml).toContain('name="url" type="url" required maxlength="2048" placeholder="https://example.com/webhooks" value=""');
 
-    expect((await addEndpoint(member, csrf, { url: `${receiver.url}/all` })).status).toBe(201);
+    expect((await addEndpoint(member, csrf, { url: `${receiver.url}/all` })).status).toBe(303);
     const [older, newer] = await endpointRows(t, orgId);
     expect(older).toMatchObject({ mode: 'live', url: `${receiver.url}/tickets`, description: 'Ticket <sync>', enabled_events: ['session.created', 'call.ended'], disabled_at: null });
     expect(newer).toMatchObject({ url: `${receiver.url}/all`, description: null, enabled_events: ['*'] });
@@ -169,7 +172,7 @@ describe(`console webhooks page (${backendName})`, () => {
 
   it('shows each delivery with its attempts, last answer and next attempt, resends one, and signs with the secret a rotation shows', async () => {
     const { orgId, member, csrf } = await signedIn(t, 'deliveries@hooks.example');
-    const added = await addEndpoint(member, csrf, { url: `${receiver.url}/deliveries`, events: ['session.created'] });
+    const added = await member.follow(await addEndpoint(member, csrf, { url: `${receiver.url}/deliveries`, events: ['session.created'] }));
     const secret = SECRET.exec(await added.text())![1]!;
     const [endpoint] = await endpointRows(t, orgId);
 
@@ -188,7 +191,7 @@ describe(`console webhooks page (${backendName})`, () => {
     expect(row()).toContain(`aria-label="Resend ${delivery.id}"`);
 
     // Rotated: the new secret shown once, the old one no longer signs.
-    const rotated = await member.post(`/console/webhooks/${endpoint.id}/rotate`, { csrf_token: csrf, mode: 'live' });
+    const rotated = await member.follow(await member.post(`/console/webhooks/${endpoint.id}/rotate`, { csrf_token: csrf, mode: 'live' }));
     expect(rotated.status).toBe(200);
     const rotatedHtml = await rotated.text();
     const newSecret = SECRET.exec(rotatedHtml)![1]!;
@@ -264,7 +267,7 @@ describe(`console webhooks page (${backendName})`, () => {
     const { orgId, member, csrf } = await signedIn(t, 'modes@hooks.example');
     // Added from a page showing test mode: a test endpoint, and test mode in view from then on.
     const added = await addEndpoint(member, csrf, { url: `${receiver.url}/test-only`, mode: 'test' });
-    expect(added.status).toBe(201);
+    expect(added.status).toBe(303);
     expect(added.headers.getSetCookie().join()).toContain('console_mode=test');
     const [endpoint] = await endpointRows(t, orgId);
     expect(endpoint.mode).toBe('test');
@@ -303,5 +306,17 @@ describe(`console webhooks page (${backendName})`, () => {
       expect((await member.post(path, { ...form, csrf_token: csrf }, { Origin: 'https://evil.example' })).status, path).toBe(403);
     }
     expect(await endpointRows(t, orgId)).toEqual([endpoint]);
+  });
+
+  it('rotates a secret with an overlap: both sign until it ends, said on the page; other overlaps are refused', async () => {
+    const { orgId, member, csrf } = await signedIn(t, 'overlap@hooks.example');
+    await member.follow(await addEndpoint(member, csrf, { url: `${receiver.url}/overlap` }));
+    const [endpoint] = await endpointRows(t, orgId);
+    expect((await member.post(`/console/webhooks/${endpoint.id}/rotate`, { csrf_token: csrf, mode: 'live', overlap_seconds: '600' })).status).toBe(400);
+    const rotated = await member.follow(await member.post(`/console/webhooks/${endpoint.id}/rotate`, { csrf_token: csrf, mode: 'live', overlap_seconds: '3600' }));
+    expect(await rotated.text()).toContain('Deliveries are signed with it and with the old secret until');
+    const [row] = await endpointRows(t, orgId);
+    expect(row.previous_secret_sealed).not.toBeNull();
+    expect(new Date(row.previous_secret_expires_at).getTime() - Date.now()).toBeGreaterThan(3500_000);
   });
 });

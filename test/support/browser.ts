@@ -1,5 +1,6 @@
 // Debian's chromium driven by playwright-core (no browser download); flags from ../shared/STACK.md.
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { seriousAxeViolations } from './pageChecks.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -32,4 +33,21 @@ export function recordCspViolations(page: Page, into: string[] = []): string[] {
     if (/Content Security Policy/i.test(message.text())) into.push(message.text());
   });
   return into;
+}
+
+/**
+ * What keeps the page from working on a phone `width` px wide for everyone: elements reaching past the
+ * screen (a table's own scrolling region excepted), a page wider than the screen, and axe-core's serious
+ * and critical violations. [] when there is nothing.
+ */
+export async function phonePageProblems(page: Page, width: number): Promise<string[]> {
+  const wider = await page.evaluate(
+    (screen) =>
+      [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > screen && !e.closest('.table'))
+        .map((e) => `wider than the screen: ${e.tagName.toLowerCase()}.${e.className}`),
+    width,
+  );
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  return [...wider, ...(scrollWidth > width ? [`page ${scrollWidth} px wide`] : []), ...(await seriousAxeViolations(page))];
 }

@@ -26,6 +26,8 @@ export interface Visitor {
   jar: Jar;
   get(path: string): Promise<Response>;
   post(path: string, form: Record<string, string>, headers?: Record<string, string>): Promise<Response>;
+  /** Post/redirect/get: expects `res` to be a 303 and opens the page it names. */
+  follow(res: Response): Promise<Response>;
   /** Opens the sign-in page and sends its form. */
   signIn(email: string, password: string, options?: { returnTo?: string; headers?: Record<string, string> }): Promise<Response>;
 }
@@ -44,6 +46,10 @@ export function visitor(t: TestServer, baseHeaders: Record<string, string> = {})
   const v: Visitor = {
     jar,
     get: (path) => send(path),
+    follow(res) {
+      expect(res.status).toBe(303);
+      return send(new URL(res.headers.get('location')!, t.url).pathname + new URL(res.headers.get('location')!, t.url).search);
+    },
     post: (path, form, headers = {}) =>
       send(path, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString() }),
     async signIn(email, password, options = {}) {
@@ -59,11 +65,13 @@ export function visitor(t: TestServer, baseHeaders: Record<string, string> = {})
 
 export const csrfOf = (html: string) => /name="csrf_token" value="([^"]+)"/.exec(html)![1]!;
 
-export async function addMember(t: TestServer, orgId: string, email: string, password = PASSWORD) {
+/** Adds a member (role `admin` unless given); their id. */
+export async function addMember(t: TestServer, orgId: string, email: string, password = PASSWORD, role?: 'owner' | 'admin' | 'viewer'): Promise<string> {
   const res = await fetch(`${t.url}/admin/orgs/${orgId}/members`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password }),
+    body: JSON.stringify({ email, password, ...(role ? { role } : {}) }),
   });
   expect(res.status).toBe(201);
+  return ((await res.json()) as { id: string }).id;
 }

@@ -60,13 +60,14 @@ describe('loadConfig', () => {
   });
 
   it('keeps console sessions 12 hours unless CONSOLE_SESSION_TTL_SECONDS says otherwise, and refuses nonsense', () => {
-    expect(loadConfig({}).console).toEqual({ sessionTtlMs: 12 * 3600_000, signInFailuresPerEmail: 10, signInFailureWindowMs: 15 * 60_000 });
-    expect(loadConfig({ CONSOLE_SESSION_TTL_SECONDS: '3600', SIGN_IN_FAILURES_PER_EMAIL: '5' }).console).toMatchObject({
+    expect(loadConfig({}).console).toEqual({ sessionTtlMs: 12 * 3600_000, signInThrottle: { freeFailures: 3, maxDelayMs: 900_000, windowMs: 3600_000 } });
+    expect(loadConfig({ CONSOLE_SESSION_TTL_SECONDS: '3600', SIGN_IN_FREE_FAILURES: '5', SIGN_IN_MAX_DELAY_SECONDS: '60' }).console).toEqual({
       sessionTtlMs: 3600_000,
-      signInFailuresPerEmail: 5,
+      signInThrottle: { freeFailures: 5, maxDelayMs: 60_000, windowMs: 3600_000 },
     });
     expect(() => loadConfig({ CONSOLE_SESSION_TTL_SECONDS: '10' })).toThrow(/CONSOLE_SESSION_TTL_SECONDS must be a whole number from 60/);
-    expect(() => loadConfig({ SIGN_IN_FAILURES_PER_EMAIL: '0' })).toThrow(/SIGN_IN_FAILURES_PER_EMAIL must be a whole number from 1/);
+    expect(() => loadConfig({ SIGN_IN_FREE_FAILURES: '0' })).toThrow(/SIGN_IN_FREE_FAILURES must be a whole number from 1/);
+    expect(() => loadConfig({ SIGN_IN_MAX_DELAY_SECONDS: '0' })).toThrow(/SIGN_IN_MAX_DELAY_SECONDS must be a whole number from 1/);
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {

@@ -3,7 +3,7 @@ import type { ApiPrincipal } from '../../src/auth/principal.js';
 import { PrincipalCache } from '../../src/auth/principalCache.js';
 import { LocalRevocationBus } from '../../src/auth/revocation.js';
 
-const principal = (keyId: string): ApiPrincipal => ({ kind: 'apiKey', keyId, orgId: 'org_1', mode: 'test', scopes: ['translate'], rateLimitKey: `key:${keyId}` });
+const principal = (keyId: string): ApiPrincipal => ({ kind: 'apiKey', keyId, orgId: 'org_1', mode: 'test', scopes: ['translate'], rateLimitKey: `key:${keyId}`, expiresAt: null });
 
 /** A bus whose hearing can be switched off, as the PostgreSQL bus's is while its connection is down. */
 class SwitchableBus extends LocalRevocationBus {

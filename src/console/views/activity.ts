@@ -19,7 +19,7 @@ const people = (row: { agent_name: string; agent_language: string; customer_name
 
 export function callsPage(view: ConsoleView, calls: CallOut[], status: CallOut['status'] | undefined): string {
   const rows = calls.map((call) => [
-    `<code>${call.id}</code>`,
+    `<a href="/console/calls/${encodeURIComponent(call.id)}"><code>${call.id}</code></a>`,
     `<span class="status ${call.status}">${call.status}</span>`,
     people(call),
     escapeHtml(call.external_id ?? ''),
@@ -36,7 +36,7 @@ ${table('Calls', ['Call', 'Status', 'Agent · customer', 'External id', 'Created
 
 export function sessionsPage(view: ConsoleView, sessions: SessionOut[], status: SessionOut['status'] | undefined): string {
   const rows = sessions.map((session) => [
-    `<code>${session.id}</code>`,
+    `<a href="/console/sessions/${encodeURIComponent(session.id)}"><code>${session.id}</code></a>`,
     `<span class="status ${session.status}">${session.status}</span>`,
     people(session),
     escapeHtml(session.external_id ?? ''),

@@ -6,7 +6,8 @@ export function eventsPage(view: ConsoleView): string {
   return consolePage(
     view,
     'Events',
-    `<p id="events-status" class="muted" role="status" data-stream="/console/events/stream">Connecting…</p>
+    `<p><a href="/console/events/history">Events history</a>: the stored events, filtered by type, call or session and time.</p>
+<p id="events-status" class="muted" role="status" data-stream="/console/events/stream">Connecting…</p>
 <ol id="events" class="events" aria-live="polite"></ol>`,
   );
 }

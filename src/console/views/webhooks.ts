@@ -5,7 +5,8 @@ import type { DeliveryOut } from '../../webhooks/deliveries.js';
 import type { WebhookEndpointOut } from '../../webhooks/endpoints.js';
 import { RETRY_FOR_MS } from '../../webhooks/worker.js';
 import { escapeHtml } from '../../web/html.js';
-import { consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+import { confirmForm, consolePage, csrfField, table, timeOf, type ConsoleView } from '../layout.js';
+import { hasRole } from '../session.js';
 import { BLANK_FORM, DESCRIPTION_MAX_LENGTH, EVENT_TYPES, URL_MAX_LENGTH, type EndpointForm } from '../webhookForm.js';
 
 /** The deliveries shown per endpoint, newest first. */
@@ -54,13 +55,46 @@ function deliveriesTable(view: ConsoleView, { endpoint, deliveries }: EndpointVi
     String(delivery.attempts.length),
     lastAnswer(delivery),
     delivery.next_attempt_at ? timeOf(delivery.next_attempt_at) : '<span class="muted">none</span>',
-    endpoint.disabled
+    endpoint.disabled || !hasRole(view.member, 'admin')
       ? ''
       : button(view, `${base}/deliveries/${encodeURIComponent(delivery.id)}/resend`, 'Resend', `Resend ${delivery.id}`),
   ]);
   return `<h4>Recent deliveries</h4>
 ${table(`Deliveries to ${endpoint.url}`, ['Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', ''], rows, 'No deliveries yet.')}
 ${endpoint.disabled && rows.length ? '<p class="muted">Enable the endpoint to send deliveries again.</p>' : ''}`;
+}
+
+/** How long a replaced signing secret keeps signing beside the new one (the API allows up to a day). */
+export const SECRET_OVERLAPS: ReadonlyArray<readonly [number, string]> = [
+  [0, 'Now'],
+  [3600, 'In 1 hour'],
+  [86_400, 'In 24 hours'],
+];
+
+/** Disable or enable, rotate the secret and delete, each destructive one asked again. */
+function actions(view: ConsoleView, endpoint: WebhookEndpointOut, toggle: string): string {
+  const base = `/console/webhooks/${encodeURIComponent(endpoint.id)}`;
+  const mode = `<input type="hidden" name="mode" value="${view.mode}">`;
+  return `<div class="actions">${toggle}
+${confirmForm(view.member, {
+  url: `${base}/rotate`,
+  summary: 'Rotate secret…',
+  question:
+    'Make a new signing secret? Deliveries are signed with both until the old secret stops; after that, a receiver checking only the old secret refuses them.',
+  button: 'Rotate secret',
+  label: `Rotate secret of ${endpoint.id}`,
+  fields: `${mode}<label for="overlap-${escapeHtml(endpoint.id)}">Old secret stops</label><select id="overlap-${escapeHtml(endpoint.id)}" name="overlap_seconds">${SECRET_OVERLAPS.map(
+    ([seconds, words]) => `<option value="${seconds}">${words}</option>`,
+  ).join('')}</select>`,
+})}
+${confirmForm(view.member, {
+  url: `${base}/delete`,
+  summary: 'Delete…',
+  question: 'Delete this endpoint? It gets no more events, and its deliveries are forgotten.',
+  button: 'Delete endpoint',
+  label: `Delete endpoint ${endpoint.id}`,
+  fields: mode,
+})}</div>`;
 }
 
 function endpointSection(view: ConsoleView, item: EndpointView): string {
@@ -79,13 +113,7 @@ function endpointSection(view: ConsoleView, item: EndpointView): string {
 <dt>State</dt><dd>${stateOf(endpoint)}</dd>
 <dt>Created</dt><dd>${timeOf(endpoint.created_at)}</dd>
 </dl>
-<div class="actions">${toggle}
-${button(view, `${base}/rotate`, 'Rotate secret', `Rotate secret of ${endpoint.id}`)}
-<details class="confirm"><summary>Delete…</summary>
-<form method="post" action="${base}/delete">${formFields(view)}
-<p>Delete this endpoint? It gets no more events, and its deliveries are forgotten.</p>
-<button type="submit" class="danger" aria-label="Delete endpoint ${escapeHtml(endpoint.id)}">Delete endpoint</button>
-</form></details></div>
+${hasRole(view.member, 'admin') ? actions(view, endpoint, toggle) : ''}
 ${deliveriesTable(view, item)}
 </section>`;
 }
@@ -93,7 +121,13 @@ ${deliveriesTable(view, item)}
 /** The signing secret of an endpoint just made or rotated: shown this once, kept sealed. */
 const secretBox = ({ endpoint, secret, rotated }: NonNullable<WebhooksOutcome['secret']>) => `<section class="secret" aria-labelledby="new-secret-title">
 <h3 id="new-secret-title">${rotated ? 'New signing secret' : 'Signing secret'} of <code>${escapeHtml(endpoint.url)}</code></h3>
-<p>Copy it now: it is not shown again.${rotated ? ' Deliveries are signed with it from now on; the old secret no longer counts.' : ''}</p>
+<p>Copy it now: it is not shown again.${
+  rotated
+    ? endpoint.previous_secret_expires_at
+      ? ` Deliveries are signed with it and with the old secret until ${endpoint.previous_secret_expires_at.slice(0, 16).replace('T', ' ')} UTC.`
+      : ' Deliveries are signed with it from now on; the old secret no longer counts.'
+    : ''
+}</p>
 <p><code id="new-secret" class="key">${escapeHtml(secret)}</code></p>
 <button type="button" data-copy="new-secret">Copy</button>
 </section>`;
@@ -127,6 +161,6 @@ export function webhooksPage(view: ConsoleView, endpoints: EndpointView[], outco
     `${outcome.secret ? secretBox(outcome.secret) : ''}
 <p class="muted">The organization's ${view.mode} events are POSTed to each enabled endpoint that wants their type, signed with its secret.</p>
 ${endpoints.length ? endpoints.map((item) => endpointSection(view, item)).join('\n') : `<p class="muted empty">No ${view.mode} webhook endpoints yet.</p>`}
-${createForm(view, outcome.refused)}`,
+${hasRole(view.member, 'admin') ? createForm(view, outcome.refused) : ''}`,
   );
 }
