@@ -23,6 +23,7 @@ import createPhoneLine from './calls/createPhoneLine.js';
 import createSession from './sessions/createSession.js';
 import createVoiceMessage from './sessions/createVoiceMessage.js';
 import createWebhookEndpoint from './webhooks/createWebhookEndpoint.js';
+import deleteCallTranscript from './calls/deleteCallTranscript.js';
 import deleteSession from './sessions/deleteSession.js';
 import deleteWebhookEndpoint from './webhooks/deleteWebhookEndpoint.js';
 import dialCall from './calls/dialCall.js';
@@ -30,6 +31,7 @@ import endCall from './calls/endCall.js';
 import endCallSide from './call-sides/endCallSide.js';
 import getAccount from './account/getAccount.js';
 import getCall from './calls/getCall.js';
+import getCallTranscript from './calls/getCallTranscript.js';
 import getChatMessageAudio from './chat-customer/getChatMessageAudio.js';
 import getHealth from './system/getHealth.js';
 import getMessageAudio from './sessions/getMessageAudio.js';
@@ -259,6 +261,15 @@ export const operationTable: readonly OperationEntry[] = [
     handler: createWebhookEndpoint,
   },
   {
+    operationId: 'deleteCallTranscript',
+    method: 'delete',
+    path: '/v1/calls/{call_id}/transcript',
+    tag: 'calls',
+    scope: 'calls:write',
+    auth: 'api',
+    handler: deleteCallTranscript,
+  },
+  {
     operationId: 'deleteSession',
     method: 'delete',
     path: '/v1/sessions/{session_id}',
@@ -320,6 +331,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'calls:read',
     auth: 'api',
     handler: getCall,
+  },
+  {
+    operationId: 'getCallTranscript',
+    method: 'get',
+    path: '/v1/calls/{call_id}/transcript',
+    tag: 'calls',
+    scope: 'calls:read',
+    auth: 'api',
+    handler: getCallTranscript,
   },
   {
     operationId: 'getChatMessageAudio',

@@ -35,6 +35,10 @@ export interface CallRow {
   customer_joined_at: Date | null;
   agent_line_id: string | null;
   customer_line_id: string | null;
+  /** Whether utterances are kept (./transcripts.ts). */
+  transcript: boolean;
+  retention_days: number | null;
+  transcript_ready_at: Date | null;
   created_at: Date;
   ended_at: Date | null;
 }
@@ -98,6 +102,8 @@ export interface NewCall {
   external_id?: string | null;
   metadata?: Metadata;
   video?: boolean;
+  transcript?: boolean;
+  retention_days?: number | null;
 }
 
 export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
@@ -119,6 +125,8 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
         external_id: input.external_id ?? null,
         metadata: JSON.stringify(input.metadata ?? {}) as never,
         video: input.video ?? true,
+        transcript: input.transcript ?? true,
+        retention_days: input.retention_days ?? null,
         agent_key_hash: hashSecret(agentKey),
         customer_key_hash: hashSecret(customerKey),
       })

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { purgeExpiredMemberSessions } from '../members/sessions.js';
 import { purgeExpiredIdempotencyKeys } from '../idempotency/idempotency.js';
 import { eraseExpiredData } from '../sessions/retention.js';
+import { eraseExpiredTranscripts } from '../calls/transcripts.js';
 import { forgetExpiredSecrets } from '../webhooks/endpoints.js';
 import type { Config } from '../config.js';
 import type { Logger } from 'pino';
@@ -35,9 +36,10 @@ export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () =
   if (!(await claimJobRun(app.db, HOUSEKEEPING, HOUSEKEEPING_LOCK, app.config.jobIntervalMs, app.now()))) return false;
   const purged = await purgeExpiredIdempotencyKeys(app.db);
   const erased = await eraseExpiredData(app.db);
+  const utterances = await eraseExpiredTranscripts(app.db);
   const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
   const webhookSecrets = await forgetExpiredSecrets(app.db, app.now());
-  app.logger.info({ idempotencyKeys: purged, memberSessions, webhookSecrets, ...erased }, 'expired data erased');
+  app.logger.info({ idempotencyKeys: purged, memberSessions, webhookSecrets, utterances, ...erased }, 'expired data erased');
   return true;
 }
 

@@ -24,6 +24,7 @@ export interface OperationInputs {
   createSession: { auth: 'api'; files: never };
   createVoiceMessage: { auth: 'api'; files: 'audio' };
   createWebhookEndpoint: { auth: 'api'; files: never };
+  deleteCallTranscript: { auth: 'api'; files: never };
   deleteSession: { auth: 'api'; files: never };
   deleteWebhookEndpoint: { auth: 'api'; files: never };
   dialCall: { auth: 'api'; files: never };
@@ -31,6 +32,7 @@ export interface OperationInputs {
   endCallSide: { auth: 'callKey'; files: never };
   getAccount: { auth: 'api'; files: never };
   getCall: { auth: 'api'; files: never };
+  getCallTranscript: { auth: 'api'; files: never };
   getChatMessageAudio: { auth: 'chatKey'; files: never };
   getHealth: { auth: 'none'; files: never };
   getMessageAudio: { auth: 'api'; files: never };

@@ -7,7 +7,7 @@ import type { Interpreters } from './interpreter.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
 import type { CallRow } from '../calls.js';
-import type { CallStore, Funding } from './callStore.js';
+import type { CallRecords, CallStore, Funding } from './callStore.js';
 import { isSignalPeer, type CallEndpoint, type EndReason } from './endpoints.js';
 import { NO_INLET, PendingInlet, type Inlet } from './inlet.js';
 import { CallRoom, type RoomSettings } from './room/room.js';
@@ -25,6 +25,8 @@ export interface MediaDeps {
   calls: CallStore;
   /** The prepaid balance live calls spend. */
   funding: Funding;
+  /** Where calls' utterances go (their transcripts). */
+  records: CallRecords;
   events: EventBus;
   logger: Logger;
   /** Decides per call mode: echo (test) or interpret, and with which engine (live). */
@@ -215,6 +217,7 @@ export class MediaPlane {
       room = new CallRoom(call, {
         calls: this.deps.calls,
         funding: this.deps.funding,
+        records: this.deps.records,
         events: this.deps.events,
         engines: this.deps.engines,
         logger: this.log,
@@ -240,6 +243,9 @@ export class MediaPlane {
   private onEvent(event: BusEvent): void {
     if (!event.signal || !event.callId) return;
     const room = this.rooms.get(event.callId);
+    // A call that ended with no room open has its utterances stored already. With several instances, the
+    // instance whose room it was (if any) says so; this one cannot know whether another had it.
+    if (!room && event.signal.type === 'ended' && !this.remote) return this.track(this.deps.records.ended(event.callId));
     if (!room) return;
     try {
       room.signal(event.signal);

@@ -7,7 +7,7 @@ import type { Interpreters } from '../interpreter.js';
 import type { EventBus } from '../../../events/bus.js';
 import type { CallSignal } from '../../../events/types.js';
 import { languageOf, type CallRow } from '../../calls.js';
-import type { CallStore, Funding } from '../callStore.js';
+import type { CallRecords, CallStore, Funding, Utterance } from '../callStore.js';
 import { otherSide, SIDES, type Side } from '../../side.js';
 import { SideMixer } from '../audio/mixer.js';
 import { isSignalPeer, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSource } from '../endpoints.js';
@@ -25,6 +25,8 @@ export interface RoomSettings {
 export interface RoomDeps {
   calls: CallStore;
   funding: Funding;
+  /** Where the call's utterances go (its transcript). */
+  records: CallRecords;
   events: EventBus;
   /** Echo or interpret, and the live interpreter, asked as the call needs them (tests replace engines). */
   engines: Interpreters;
@@ -131,6 +133,14 @@ export class CallRoom implements DirectionHost {
 
   track(work: Promise<unknown>): void {
     this.deps.track(work);
+  }
+
+  record(utterance: Utterance): void {
+    this.deps.track(this.deps.records.utterance(this.call, utterance));
+  }
+
+  now(): number {
+    return this.deps.now();
   }
 
   get id(): string {
@@ -254,6 +264,8 @@ export class CallRoom implements DirectionHost {
     if (this.disposed) return;
     this.mixers.agent.tick(now);
     this.mixers.customer.tick(now);
+    this.directions.agent.tick(now);
+    this.directions.customer.tick(now);
     if (!this.billing) return;
     this.billing.tick();
     if (this.runOut) this.billing.checkFunding(() => this.toppedUp());
@@ -299,7 +311,9 @@ export class CallRoom implements DirectionHost {
   // ---- lifecycle -------------------------------------------------------------------------------
 
   endCall(): void {
+    if (this.disposed) return;
     this.closeEverything('call_ended');
+    this.deps.track(this.deps.records.ended(this.call.id));
   }
 
   /** Ends every endpoint (shutdown, call ended) and disposes the room. */
@@ -311,6 +325,7 @@ export class CallRoom implements DirectionHost {
 
   private dispose(): void {
     if (this.disposed) return;
+    for (const side of SIDES) this.directions[side].flushTurn();
     for (const side of SIDES) if (this.directions[side].state !== 'idle') this.directions[side].stop('idle');
     this.billing?.close();
     this.disposed = true;
