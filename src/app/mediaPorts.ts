@@ -7,6 +7,7 @@ import { callFunding, chargeCallSeconds } from '../money/index.js';
 import { announceBalanceExhausted, findCallById } from '../calls/calls.js';
 import type { CallRecords, CallStore, Funding } from '../calls/media/callStore.js';
 import { storeUtterance, transcriptReady } from '../calls/transcripts.js';
+import { addRoomStats } from '../calls/callStats.js';
 
 export function storedCalls(deps: { db: Knex; events: EventBus }): CallStore {
   return {
@@ -38,6 +39,7 @@ export function storedRecords(deps: { db: Knex; events: EventBus; logger: Logger
   };
   return {
     utterance: (call, utterance) => inTurn(call.id, 'an utterance', () => storeUtterance(deps, call, utterance)),
+    stats: (call, stats) => inTurn(call.id, 'what its room counted', () => addRoomStats(deps.db, call.id, stats)),
     ended: (callId) => inTurn(callId, 'that the transcript is ready', () => transcriptReady(deps, callId)),
   };
 }

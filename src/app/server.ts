@@ -176,6 +176,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       }),
       now: Date.now,
       audioSocketPort: config.audioSocketPort,
+      // Read when asked: the media plane exists by then.
+      liveCallStats: (callId) => media.liveStats(callId),
     };
     // Credits are not charges; test-mode charges are counted under their mode.
     observeLedger(app.db, (entry) => {
@@ -191,7 +193,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(
-      { calls: storedCalls(app), funding: ledgerFunding(app.db), records: storedRecords(app), events: app.events, logger: app.logger, engines: app.engines },
+      { calls: storedCalls(app), funding: ledgerFunding(app.db), records: storedRecords(app), events: app.events, logger: app.logger, engines: app.engines,
+        onLatency: (speaker, ms) => app.metrics.interpretationLatency.observe({ direction: speaker === 'agent' ? 'agent_to_customer' : 'customer_to_agent' }, ms / 1000) },
       options.media,
     );
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.

@@ -5,6 +5,7 @@ import type { Payer } from '../../auth/principal.js';
 import type { CallFunding } from '../../money/index.js';
 import type { CallRow } from '../calls.js';
 import type { Utterance } from '../utterance.js';
+import type { MediaStatsSnapshot } from '../mediaStats.js';
 
 export type { Utterance };
 
@@ -29,6 +30,8 @@ export interface Funding {
 export interface CallRecords {
   /** Keeps a completed utterance; a call's utterances are kept in the order they are handed over. Never rejects. */
   utterance(call: CallRow, utterance: Utterance): Promise<void>;
+  /** What a room of the call counted, as it closes (added to what its earlier rooms counted). Never rejects. */
+  stats(call: CallRow, stats: MediaStatsSnapshot): Promise<void>;
   /** The call ended and its room here, if there was one, has handed over its last utterance. Never rejects. */
   ended(callId: string): Promise<void>;
 }

@@ -12,6 +12,8 @@ import { isSignalPeer, type CallEndpoint, type EndReason } from './endpoints.js'
 import { NO_INLET, PendingInlet, type Inlet } from './inlet.js';
 import { CallRoom, type RoomSettings } from './room/room.js';
 import { SignalRelay } from './signalling.js';
+import type { Side } from '../side.js';
+import type { MediaStatsSnapshot } from '../mediaStats.js';
 
 export interface MediaPlaneOptions {
   /** How often accumulated interpretation time is charged; default 5000 ms. */
@@ -31,6 +33,8 @@ export interface MediaDeps {
   logger: Logger;
   /** Decides per call mode: echo (test) or interpret, and with which engine (live). */
   engines: Interpreters;
+  /** An interpretation latency (ms) of a speaker's direction, for the metrics' histogram. */
+  onLatency?(speaker: Side, ms: number): void;
 }
 
 /** Counters of the plane: its rooms and their endpoints, interpreters, and each transport's own. */
@@ -224,6 +228,7 @@ export class MediaPlane {
         settings: () => this.settings,
         now: this.now,
         track: (work) => this.track(work),
+        onLatency: this.deps.onLatency,
         onEmpty: (empty) => {
           if (this.rooms.get(empty.id) === empty) {
             const { directions } = empty.stats();
@@ -286,6 +291,11 @@ export class MediaPlane {
       }
     }
     return stats;
+  }
+
+  /** How the call went in its room here so far; undefined when its room is not here. */
+  liveStats(callId: string): MediaStatsSnapshot | undefined {
+    return this.rooms.get(callId)?.statsSnapshot();
   }
 
   /** The room of a call, for tests and diagnostics. */

@@ -50,6 +50,8 @@ export interface DirectionHost {
   track(work: Promise<unknown>): void;
   /** A completed utterance, for the call's transcript. */
   record(utterance: Utterance): void;
+  /** Milliseconds from the end of a turn of `speaker`'s speech to the first interpreted audio sent to the listener. */
+  latency(speaker: Side, ms: number): void;
   /** The media plane's clock. */
   now(): number;
 }
@@ -84,6 +86,11 @@ export class Direction {
   /** When the speech the next final caption renders began: the first turn not yet captioned, or the first partial. */
   private captionStartedAt: number | null = null;
   private readonly turns: SpeechTurns;
+  /** When the speaker's latest voiced audio arrived, and the first interpreted audio sent after it. */
+  private voicedAt: number | null = null;
+  private answeredAt: number | null = null;
+  /** A turn ended before any interpreted audio followed its last words: the next audio answers it. */
+  private unansweredSince: number | null = null;
 
   private readonly hearer: Side;
 
@@ -93,7 +100,14 @@ export class Direction {
     private readonly outputs: DirectionOutputs,
   ) {
     this.hearer = otherSide(speaker);
-    this.turns = new SpeechTurns((turn) => this.turnEnded(turn));
+    this.turns = new SpeechTurns(
+      (turn) => this.turnEnded(turn),
+      (now) => {
+        this.voicedAt = now;
+        this.answeredAt = null;
+        this.unansweredSince = null;
+      },
+    );
   }
 
   get state(): DirectionState {
@@ -221,7 +235,9 @@ export class Direction {
         sourceLanguage: host.languageOf(this.speaker),
         targetLanguage: host.languageOf(this.hearer),
         onAudio: (pcm) => {
-          if (current()) this.outputs.interpreted.push(pcm);
+          if (!current()) return;
+          this.answered();
+          this.outputs.interpreted.push(pcm);
         },
         onCaption: (caption) => {
           if (current()) this.caption(caption);
@@ -279,6 +295,15 @@ export class Direction {
     this.turns.tick(now);
   }
 
+  /** Interpreted audio goes to the listener: the first after the speaker's last words measures the latency. */
+  private answered(): void {
+    if (this.voicedAt === null || this.answeredAt !== null) return;
+    this.answeredAt = this.host.now();
+    if (this.unansweredSince === null) return;
+    this.host.latency(this.speaker, this.answeredAt - this.unansweredSince);
+    this.unansweredSince = null;
+  }
+
   /** The speaker is gone (the room closes): the turn in progress is complete. */
   flushTurn(): void {
     this.turns.flush();
@@ -291,6 +316,9 @@ export class Direction {
   private turnEnded(turn: SpeechTurn): void {
     if (!this.host.echoes) {
       this.captionStartedAt ??= turn.startedAt;
+      if (this.voicedAt === null) return;
+      if (this.answeredAt !== null) this.host.latency(this.speaker, this.answeredAt - this.voicedAt);
+      else this.unansweredSince = this.voicedAt;
       return;
     }
     const seconds = (turn.durationMs / 1000).toFixed(1);

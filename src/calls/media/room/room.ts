@@ -16,6 +16,8 @@ import { NOTICE, UNTRANSLATED_PROVENANCE, notice, type TextFrame } from '../prot
 import { CallBilling, type Admission } from './billing.js';
 import { Direction, type DirectionHost } from './direction.js';
 import { SideFanOut } from './fanOut.js';
+import { RoomStats } from './roomStats.js';
+import type { MediaStatsSnapshot } from '../../mediaStats.js';
 
 export interface RoomSettings {
   /** How often accumulated interpretation time is charged (whole seconds; the rest at the end). */
@@ -36,6 +38,8 @@ export interface RoomDeps {
   now(): number;
   /** Background work the plane waits for on shutdown (charges, interpreter closes, events). */
   track(work: Promise<unknown>): void;
+  /** An interpretation latency (ms) of `speaker`'s direction (the metrics' histogram). */
+  onLatency?(speaker: Side, ms: number): void;
   /** The room has no endpoint left, or the call ended: forget it. */
   onEmpty(room: CallRoom): void;
 }
@@ -58,6 +62,7 @@ export class CallRoom implements DirectionHost {
   private runOut = false;
   private runOutAnnounced = false;
   private disposed = false;
+  private readonly counted = new RoomStats();
   readonly log: Logger;
   /** Test calls echo each side's voice back to it; live calls interpret it for the other side. */
   readonly echoes: boolean;
@@ -129,6 +134,7 @@ export class CallRoom implements DirectionHost {
 
   interpretingChanged(): void {
     this.billing?.interpreting(this.directions.agent.interpreting || this.directions.customer.interpreting);
+    for (const side of SIDES) this.counted.timed('interpreted_ms', side, this.directions[side].interpreting, this.deps.now());
   }
 
   track(work: Promise<unknown>): void {
@@ -137,6 +143,11 @@ export class CallRoom implements DirectionHost {
 
   record(utterance: Utterance): void {
     this.deps.track(this.deps.records.utterance(this.call, utterance));
+  }
+
+  latency(speaker: Side, ms: number): void {
+    this.counted.latency(speaker, ms);
+    this.deps.onLatency?.(speaker, ms);
   }
 
   now(): number {
@@ -189,7 +200,10 @@ export class CallRoom implements DirectionHost {
 
   private removed(endpoint: Endpoint, mixKey: string): void {
     this.endpoints.delete(endpoint);
-    if (isSink(endpoint)) this.hearing[endpoint.side].remove(endpoint);
+    if (isSink(endpoint)) {
+      this.hearing[endpoint.side].remove(endpoint);
+      if (!this.disposed) this.counted.dropped(endpoint.side, endpoint.chunksDropped ?? 0);
+    }
     if (isSource(endpoint)) {
       this.sources.delete(endpoint);
       // What the source said and the mixer still held goes out before it is forgotten.
@@ -206,7 +220,10 @@ export class CallRoom implements DirectionHost {
   }
 
   private sourcesChanged(side: Side): void {
-    if (!this.disposed) this.directions[side].speakers(this.speakers(side));
+    if (this.disposed) return;
+    const speakers = this.speakers(side);
+    this.counted.timed('present_ms', side, speakers > 0, this.deps.now());
+    this.directions[side].speakers(speakers);
   }
 
   /** Ends the endpoints of `side` that `credential` admitted. */
@@ -328,8 +345,16 @@ export class CallRoom implements DirectionHost {
     for (const side of SIDES) this.directions[side].flushTurn();
     for (const side of SIDES) if (this.directions[side].state !== 'idle') this.directions[side].stop('idle');
     this.billing?.close();
+    this.deps.track(this.deps.records.stats(this.call, this.statsSnapshot()));
     this.disposed = true;
     this.deps.onEmpty(this);
+  }
+
+  /** How the call went in this room so far (listeners still here included). */
+  statsSnapshot(): MediaStatsSnapshot {
+    const dropping = { agent: 0, customer: 0 };
+    for (const side of SIDES) for (const sink of this.hearing[side].sinks) dropping[side] += sink.chunksDropped ?? 0;
+    return this.counted.snapshot(this.deps.now(), dropping);
   }
 
   stats() {

@@ -29,7 +29,11 @@ export class SpeechTurns {
   private voicedSamples = 0;
   private lastAudioAt = 0;
 
-  constructor(private readonly onTurn: (turn: SpeechTurn) => void) {}
+  constructor(
+    private readonly onTurn: (turn: SpeechTurn) => void,
+    /** Each voiced window, when it arrived. */
+    private readonly onVoiced: (now: number) => void = () => {},
+  ) {}
 
   /** Whether a turn is in progress. */
   get speaking(): boolean {
@@ -74,7 +78,10 @@ export class SpeechTurns {
       this.samples = 0;
     }
     this.samples += WINDOW_SAMPLES;
-    if (voiced) this.voicedSamples = this.samples;
+    if (voiced) {
+      this.voicedSamples = this.samples;
+      this.onVoiced(now);
+    }
     else if (this.samples - this.voicedSamples >= HANGOVER_SAMPLES) this.finish();
   }
 
