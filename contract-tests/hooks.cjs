@@ -283,6 +283,8 @@ const OPERATIONS = {
     },
   },
   'DELETE /v1/calls/{call_id}/transcript': { ok: withCall },
+  // Either read scope will do: refused only without both.
+  'GET /v1/search': { 403: async (ctx) => ({ key: await ctx.createKey('test', ctx.scopes.filter((scope) => scope !== 'calls:read' && scope !== 'sessions:read')) }) },
   'POST /v1/calls/{call_id}/end': { ok: withCall, 409: withEndedCall },
   'POST /v1/calls/{call_id}/link': { ok: withCall, 409: withEndedCall },
   'POST /v1/calls/{call_id}/phone-line': { ok: withCall, 409: withEndedCall },

@@ -53,6 +53,7 @@ import postChatVoiceMessage from './chat-customer/postChatVoiceMessage.js';
 import resendWebhookDelivery from './webhooks/resendWebhookDelivery.js';
 import revokeOAuthToken from './oauth/revokeOAuthToken.js';
 import rotateWebhookSecret from './webhooks/rotateWebhookSecret.js';
+import search from './search/search.js';
 import sendTyping from './sessions/sendTyping.js';
 import streamChat from './chat-customer/streamChat.js';
 import streamEvents from './events/streamEvents.js';
@@ -529,6 +530,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'webhooks:write',
     auth: 'api',
     handler: rotateWebhookSecret,
+  },
+  {
+    operationId: 'search',
+    method: 'get',
+    path: '/v1/search',
+    tag: 'search',
+    scope: 'calls:read|sessions:read',
+    auth: 'api',
+    handler: search,
   },
   {
     operationId: 'sendTyping',

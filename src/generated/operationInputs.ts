@@ -54,6 +54,7 @@ export interface OperationInputs {
   resendWebhookDelivery: { auth: 'api'; files: never };
   revokeOAuthToken: { auth: 'oauthClient'; files: never };
   rotateWebhookSecret: { auth: 'api'; files: never };
+  search: { auth: 'api'; files: never };
   sendTyping: { auth: 'api'; files: never };
   streamChat: { auth: 'chatKey'; files: never };
   streamEvents: { auth: 'api'; files: never };
