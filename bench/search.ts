@@ -23,7 +23,7 @@ import { newAdminToken } from './support/seed.js';
 import { positiveInteger } from './support/options.js';
 
 const { values: flags } = parseArgs({
-  options: { rows: { type: 'string' }, seconds: { type: 'string' }, clients: { type: 'string' } },
+  options: { rows: { type: 'string' }, seconds: { type: 'string' }, clients: { type: 'string' }, keep: { type: 'boolean', default: false } },
 });
 const ROWS = positiveInteger('rows', flags.rows, 1_000_000);
 const SECONDS = positiveInteger('seconds', flags.seconds, 10);
@@ -79,7 +79,8 @@ async function main(): Promise<void> {
     console.log(`\n${goals.join('\n')}`);
   } finally {
     await server.stop();
-    await database.drop();
+    if (flags.keep) console.log(`kept: ${database.env.DATABASE_URL} (drop it when done)`);
+    else await database.drop();
     await rm(workDir, { recursive: true, force: true });
   }
 }
