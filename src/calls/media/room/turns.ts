@@ -6,6 +6,11 @@
 import { BYTES_PER_SAMPLE, SAMPLE_RATE } from '../protocol.js';
 
 const WINDOW_SAMPLES = SAMPLE_RATE / 50;
+/**
+ * Every 8th sample of a window is enough to tell speech from silence (voices carry their energy below
+ * 1.5 kHz); reading all of them took about 15 % of a core at 100 test-mode calls (bench:media).
+ */
+const STRIDE = 8;
 /** A window whose RMS is above this (about -36 dBFS) is speech; below it, breath and line noise. */
 const VOICED_RMS = 500;
 const HANGOVER_MS = 500;
@@ -67,11 +72,11 @@ export class SpeechTurns {
 
   private window(data: Buffer, offset: number, now: number): void {
     let energy = 0;
-    for (let i = 0; i < WINDOW_SAMPLES; i++) {
+    for (let i = 0; i < WINDOW_SAMPLES; i += STRIDE) {
       const sample = data.readInt16LE(offset + i * BYTES_PER_SAMPLE);
       energy += sample * sample;
     }
-    const voiced = Math.sqrt(energy / WINDOW_SAMPLES) > VOICED_RMS;
+    const voiced = Math.sqrt(energy / (WINDOW_SAMPLES / STRIDE)) > VOICED_RMS;
     if (this.startedAt === null) {
       if (!voiced) return;
       this.startedAt = now;
