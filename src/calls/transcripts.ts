@@ -1,7 +1,7 @@
 // Call transcripts (DESIGN.md §12): the utterances the media plane hands over as they complete, read back
 // as JSON pages, WebVTT or text, erased on request or when the call's retention ends.
 import type { Knex } from 'knex';
-import { serverMade, withEvents, type EventWriter } from '../events/log.js';
+import { insertAnnounced, serverMade, withEvents, type EventWriter } from '../events/log.js';
 import { callEvent, nameOf, type CallRow } from './calls.js';
 import type { Utterance } from './utterance.js';
 import type { Side } from './side.js';
@@ -36,26 +36,40 @@ export const presentUtterance = (row: UtteranceRow): UtteranceOut => ({
   offset_ms: row.offset_ms,
 });
 
-/** Keeps one completed utterance of the call (unless the call keeps no transcript) and tells the organization. */
+const UTTERANCE_COLUMNS = 'call_id, side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms';
+
+/**
+ * Keeps one completed utterance of the call and tells the organization, in one statement (the utterance,
+ * its event and the event's webhook deliveries; no transaction around it): these come every few seconds
+ * from every side of every live call. Nothing when the call keeps no transcript.
+ */
 export async function storeUtterance(deps: Pick<EventWriter, 'db' | 'events'>, call: CallRow, utterance: Utterance): Promise<void> {
   if (!call.transcript) return;
-  await withEvents(serverMade(deps), async (trx, emit) => {
-    const [row] = await trx<UtteranceRow>('call_utterances')
-      .insert({
-        call_id: call.id,
-        side: utterance.speaker,
-        speaker: nameOf(call, utterance.speaker) ?? utterance.speaker,
-        language: utterance.language,
-        text: utterance.text,
-        translation_language: utterance.translation.language,
-        translation_text: utterance.translation.text,
-        started_at: new Date(utterance.startedAt),
-        ended_at: new Date(utterance.endedAt),
-        offset_ms: Math.max(0, utterance.startedAt - call.created_at.getTime()),
-      })
-      .returning('*');
-    await emit(callEvent(call, 'call.utterance', { call_id: call.id, ...presentUtterance(row) }));
-  });
+  const row: Omit<UtteranceRow, 'id'> = {
+    call_id: call.id,
+    side: utterance.speaker,
+    speaker: nameOf(call, utterance.speaker) ?? utterance.speaker,
+    language: utterance.language,
+    text: utterance.text,
+    translation_language: utterance.translation.language,
+    translation_text: utterance.translation.text,
+    started_at: new Date(utterance.startedAt),
+    ended_at: new Date(utterance.endedAt),
+    offset_ms: Math.max(0, utterance.startedAt - call.created_at.getTime()),
+  };
+  const stored = await insertAnnounced<UtteranceRow>(
+    deps.db,
+    {
+      with: { sql: 'keeping AS (SELECT id FROM calls WHERE id = ? AND transcript)', values: [call.id] },
+      insert: {
+        sql: `INSERT INTO call_utterances (${UTTERANCE_COLUMNS}) SELECT keeping.id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM keeping RETURNING id, ${UTTERANCE_COLUMNS}`,
+        values: [row.side, row.speaker, row.language, row.text, row.translation_language, row.translation_text, row.started_at, row.ended_at, row.offset_ms],
+      },
+      messages: false,
+    },
+    [{ row, announce: (stored) => callEvent(call, 'call.utterance', { call_id: call.id, ...presentUtterance(stored) }), app: null }],
+  );
+  for (const { event } of stored ?? []) deps.events.publish(event);
 }
 
 /**
