@@ -4,7 +4,11 @@
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
 // load through a bare `ws` relay (each stream frame forwarded as is to its listener), then N phone calls
 // (the agent on WebSockets as above, the customer on a scripted Twilio media stream), then N inbound phone
-// calls (each caller put through by the number's Voice webhook, then the same). The server (and
+// calls (each caller put through by the number's Voice webhook, then the same), then N live calls
+// through an interpreter stand-in that answers at once (each frame comes back as it went, to the other
+// side, and a caption ends every 3 s of a side's speech: an utterance stored), with their transcripts
+// and again without (`transcript: false`): the server's share of interpretation latency beside the
+// relay's, and what storing transcripts costs. The server (and
 // the relay) run in this process; the load runs in child processes (bench/mediaLoad.ts), so the CPU
 // figures below are the server's alone. Prints a side-by-side table.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,7 +27,8 @@ import { startServer } from '../src/app/server.js';
 import type { PhoneTarget, Target } from './mediaLoad.js';
 import { LoadClients } from './support/loadClients.js';
 import { distribution, type Distribution } from './support/stats.js';
-import { createTestCalls, sideTarget } from './support/testCalls.js';
+import { createTestCalls, endTestCalls, listenUrl, sideTarget, streamUrl } from './support/testCalls.js';
+import type { InterpreterFactory } from '../src/calls/media/interpreter.js';
 import { callInbound } from './support/inboundCalls.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -238,7 +243,42 @@ async function main() {
       () => listenerChunksDropped() - droppedInbound0,
       inbound.map((call) => call.phone),
     );
-    printTable([mediaResult, relayResult, phoneResult, inboundResult]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Live calls: a live key of a funded organization; interpretation by a stand-in that answers at once.
+    server.app.engines.replaceLive({ interpretation: answeringAtOnce });
+    const liveOrg = await post('/admin/orgs', ADMIN, { name: 'Bench live', balance: 1_000_000 });
+    const { key: liveKey } = await post(`/admin/orgs/${liveOrg.org_id}/keys`, ADMIN, { mode: 'live' });
+    const livePhase = async (name: string, transcript: boolean) => {
+      process.stdout.write(`creating ${CALLS} live calls...`);
+      const calls = await createTestCalls(server.url, liveKey, CALLS, { transcript });
+      console.log(' done');
+      // Each side's voice is heard, interpreted, by the other side.
+      const crossed: Target[] = calls.flatMap((call) => [
+        { stream: streamUrl(server.url, call.agent), listen: listenUrl(server.url, call.customer) },
+        { stream: streamUrl(server.url, call.customer), listen: listenUrl(server.url, call.agent) },
+      ]);
+      const dropped = listenerChunksDropped();
+      const result = await runPhase(name, CALLS, crossed, true, () => listenerChunksDropped() - dropped);
+      const stored = await server.app.db('call_utterances').whereIn('call_id', calls.map((call) => call.id)).count({ n: '*' });
+      await endTestCalls(server.url, liveKey, calls);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return { result, utterances: Number(stored[0]!.n) };
+    };
+    const withTranscripts = await livePhase('live, transcripts', true);
+    const withoutTranscripts = await livePhase('live, none kept', false);
+    printTable([mediaResult, relayResult, phoneResult, inboundResult, withTranscripts.result, withoutTranscripts.result]);
+    const live = withTranscripts.result;
+    // A machine too busy to carry even the bare relay (frames sent late, a relay p95 above a frame) judges nothing.
+    const busy = (r: PhaseResult) => r.lateSends > r.sent / 100 || (r.latency?.p95 ?? Infinity) > 20;
+    const verdict = (met: boolean) => ([relayResult, withTranscripts.result, withoutTranscripts.result].some(busy) ? 'not judgeable: the machine is too busy' : met ? 'met' : 'NOT met');
+    const serverShareP95 = (live.latency?.p95 ?? NaN) - (relayResult.latency?.p95 ?? NaN);
+    const storageShare = (withTranscripts.result.serverCpu - withoutTranscripts.result.serverCpu) / withoutTranscripts.result.serverCpu;
+    console.log(
+      `\nlive calls: latency p95 ${live.latency?.p95.toFixed(1)} ms through the server, ${relayResult.latency?.p95.toFixed(1)} ms through the bare relay: ` +
+        `the server's share ${serverShareP95.toFixed(1)} ms (goal < 10 ms: ${verdict(serverShareP95 < 10)})\n` +
+        `transcripts: ${withTranscripts.utterances} utterances stored; server CPU ${withTranscripts.result.serverCpu.toFixed(1)} % with them, ` +
+        `${withoutTranscripts.result.serverCpu.toFixed(1)} % without: ${(storageShare * 100).toFixed(1)} % more (goal <= 10 %: ${verdict(storageShare <= 0.1)})`,
+    );
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -256,6 +296,7 @@ function printTable(results: PhaseResult[]) {
     ['frames out of order / corrupt', (r) => `${r.outOfOrder} / ${r.badFrames}`],
     ['latency p50 (every frame)', (r) => ms(r.latency?.p50)],
     ['latency p90 (every frame)', (r) => ms(r.latency?.p90)],
+    ['latency p95 (every frame)', (r) => ms(r.latency?.p95)],
     ['latency p99 (every frame)', (r) => ms(r.latency?.p99)],
     ['latency max (every frame)', (r) => ms(r.latency?.max)],
     ['server CPU (% of one core)', (r) => `${r.serverCpu.toFixed(1)} %`],
@@ -288,6 +329,27 @@ function printTable(results: PhaseResult[]) {
       'Inbound phones: the same, each caller put through by the Voice webhook of a number (new_call).',
   );
 }
+
+/** Frames per caption: a caption ends every 3 s of a side's speech (20 ms frames). */
+const FRAMES_PER_CAPTION = 150;
+
+/** An interpreter that answers at once: each frame comes back as it went; a final caption every FRAMES_PER_CAPTION frames. */
+const answeringAtOnce: InterpreterFactory = (opts) => {
+  let pushed = 0;
+  let closed = false;
+  queueMicrotask(() => opts.onStatus({ state: 'connected' }));
+  return {
+    provenance: { engine: 'bench', model: 'at-once' },
+    push(pcm) {
+      if (closed) return;
+      opts.onAudio(pcm);
+      if (++pushed % FRAMES_PER_CAPTION === 0) opts.onCaption({ final: true, original: 'what was said', translated: `[${opts.targetLanguage}] what was heard` });
+    },
+    async close() {
+      closed = true;
+    },
+  };
+};
 
 main().catch((err) => {
   console.error(err);

@@ -258,6 +258,7 @@ const withLastOwner = async (ctx) => {
   return { params: { org_id: org.org_id, member_id: owner.id } };
 };
 const skipped = (reason) => ({ skip: reason });
+const TRANSCRIPT_RENDERING = 'a transcript as WebVTT or text: Dredd compares text bodies literally, and the times are the call\'s own (test/media/transcripts.db.test.ts checks them)';
 const htmlPages = (...statuses) =>
   Object.fromEntries(statuses.map((status) => [status, skipped('an HTML page: Dredd compares text bodies literally, and the page holds per-visitor tokens (test/oauth/oauth.db.test.ts checks the pages)')]));
 /** The query (or form) of an authorization request for `app`. */
@@ -300,6 +301,17 @@ const OPERATIONS = {
   // calls
   'POST /v1/calls': { 402: async (ctx) => ({ key: ctx.keys.unfunded }), 409: skipped(IN_PROGRESS) },
   'GET /v1/calls/{call_id}': { ok: withCall },
+  // One transaction per documented media type: JSON here; WebVTT and text are bodies Dredd would compare literally.
+  'GET /v1/calls/{call_id}/transcript': {
+    ok: async (ctx, transaction) => {
+      const mediaType = (headerValue(transaction.expected.headers, 'Content-Type') || '').split(';')[0].trim();
+      if (mediaType !== 'application/json') return void skip(transaction, TRANSCRIPT_RENDERING);
+      return { ...(await withEndedCall(ctx)), query: {} };
+    },
+  },
+  'DELETE /v1/calls/{call_id}/transcript': { ok: withCall },
+  // Either read scope will do: refused only without both.
+  'GET /v1/search': { 403: async (ctx) => ({ key: await ctx.createKey('test', ctx.scopes.filter((scope) => scope !== 'calls:read' && scope !== 'sessions:read')) }) },
   'POST /v1/calls/{call_id}/end': { ok: withCall, 409: withEndedCall },
   'POST /v1/calls/{call_id}/link': { ok: withCall, 409: withEndedCall },
   'POST /v1/calls/{call_id}/phone-line': { ok: withCall, 409: withEndedCall },
@@ -729,6 +741,7 @@ async function prepareTransaction(transaction) {
   if (headerValue(headers, 'Idempotency-Key') !== undefined) setHeader(headers, 'Idempotency-Key', randomUUID());
 
   const prepared = (await how(ctx, transaction, op, entry)) || {};
+  if (transaction.skip) return;
 
   setHeader(headers, 'Authorization', undefined);
   if (op.auth === 'admin') setHeader(headers, 'Authorization', `Bearer ${ADMIN_TOKEN}`);

@@ -28,6 +28,7 @@ import createPhoneNumber from './phone-numbers/createPhoneNumber.js';
 import createSession from './sessions/createSession.js';
 import createVoiceMessage from './sessions/createVoiceMessage.js';
 import createWebhookEndpoint from './webhooks/createWebhookEndpoint.js';
+import deleteCallTranscript from './calls/deleteCallTranscript.js';
 import deletePhoneNumber from './phone-numbers/deletePhoneNumber.js';
 import deleteSession from './sessions/deleteSession.js';
 import deleteWebhookEndpoint from './webhooks/deleteWebhookEndpoint.js';
@@ -36,6 +37,7 @@ import endCall from './calls/endCall.js';
 import endCallSide from './call-sides/endCallSide.js';
 import getAccount from './account/getAccount.js';
 import getCall from './calls/getCall.js';
+import getCallTranscript from './calls/getCallTranscript.js';
 import getChatMessageAudio from './chat-customer/getChatMessageAudio.js';
 import getHealth from './system/getHealth.js';
 import getMessageAudio from './sessions/getMessageAudio.js';
@@ -59,6 +61,7 @@ import postChatVoiceMessage from './chat-customer/postChatVoiceMessage.js';
 import resendWebhookDelivery from './webhooks/resendWebhookDelivery.js';
 import revokeOAuthToken from './oauth/revokeOAuthToken.js';
 import rotateWebhookSecret from './webhooks/rotateWebhookSecret.js';
+import search from './search/search.js';
 import sendTyping from './sessions/sendTyping.js';
 import streamChat from './chat-customer/streamChat.js';
 import streamEvents from './events/streamEvents.js';
@@ -312,6 +315,15 @@ export const operationTable: readonly OperationEntry[] = [
     handler: createWebhookEndpoint,
   },
   {
+    operationId: 'deleteCallTranscript',
+    method: 'delete',
+    path: '/v1/calls/{call_id}/transcript',
+    tag: 'calls',
+    scope: 'calls:write',
+    auth: 'api',
+    handler: deleteCallTranscript,
+  },
+  {
     operationId: 'deletePhoneNumber',
     method: 'delete',
     path: '/v1/phone_numbers/{phone_number_id}',
@@ -382,6 +394,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'calls:read',
     auth: 'api',
     handler: getCall,
+  },
+  {
+    operationId: 'getCallTranscript',
+    method: 'get',
+    path: '/v1/calls/{call_id}/transcript',
+    tag: 'calls',
+    scope: 'calls:read',
+    auth: 'api',
+    handler: getCallTranscript,
   },
   {
     operationId: 'getChatMessageAudio',
@@ -589,6 +610,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: 'webhooks:write',
     auth: 'api',
     handler: rotateWebhookSecret,
+  },
+  {
+    operationId: 'search',
+    method: 'get',
+    path: '/v1/search',
+    tag: 'search',
+    scope: 'calls:read|sessions:read',
+    auth: 'api',
+    handler: search,
   },
   {
     operationId: 'sendTyping',

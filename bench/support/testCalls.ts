@@ -11,8 +11,8 @@ export interface TestCall {
   customer: SideJoin;
 }
 
-/** `count` open test-mode calls (audio only), both sides joined; made 20 at a time. */
-export async function createTestCalls(baseUrl: string, key: string, count: number): Promise<TestCall[]> {
+/** `count` open calls (audio only; test mode with a test key), both sides joined; made 20 at a time; `options` go into each POST /v1/calls. */
+export async function createTestCalls(baseUrl: string, key: string, count: number, options: Record<string, unknown> = {}): Promise<TestCall[]> {
   const api = async (path: string, init: RequestInit) => {
     const res = await fetch(baseUrl + path, init);
     if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
@@ -26,7 +26,7 @@ export async function createTestCalls(baseUrl: string, key: string, count: numbe
         const call = await api('/v1/calls', {
           method: 'POST',
           headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ agent_language: 'en', customer_language: 'fi', video: false }),
+          body: JSON.stringify({ agent_language: 'en', customer_language: 'fi', video: false, ...options }),
         });
         const [agent, customer] = await Promise.all([join(call.id, call.agent_url), join(call.id, call.customer_url)]);
         return { id: call.id as string, agent: agent!, customer: customer! };

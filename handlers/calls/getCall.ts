@@ -1,7 +1,7 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { findCall, presentCall } from '../../src/calls/calls.js';
+import { findCall, presentCallWithStats } from '../../src/calls/calls.js';
 
 export default defineHandler<'getCall'>(async ({ app, principal, params }) => ({
   status: 200,
-  body: presentCall(await findCall(app.db, principal, params.call_id)),
+  body: await presentCallWithStats(app, await findCall(app.db, principal, params.call_id)),
 }));

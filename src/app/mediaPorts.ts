@@ -1,10 +1,13 @@
-// The media core's ports (src/calls/media/callStore.ts) on the database: calls' rows and events, and
-// the prepaid balance through the money module.
+// The media core's ports (src/calls/media/callStore.ts) on the database: calls' rows and events, the
+// prepaid balance through the money module, and transcripts.
 import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 import type { EventBus } from '../events/bus.js';
 import { callFunding, chargeCallSeconds } from '../money/index.js';
 import { announceBalanceExhausted, findCallById } from '../calls/calls.js';
-import type { CallStore, Funding } from '../calls/media/callStore.js';
+import type { CallRecords, CallStore, Funding } from '../calls/media/callStore.js';
+import { storeUtterance, transcriptReady } from '../calls/transcripts.js';
+import { addRoomStats } from '../calls/callStats.js';
 
 export function storedCalls(deps: { db: Knex; events: EventBus }): CallStore {
   return {
@@ -17,5 +20,26 @@ export function ledgerFunding(db: Knex): Funding {
   return {
     funding: (payer) => callFunding(db, payer),
     charge: (payer, callId, seconds) => chargeCallSeconds(db, payer, callId, seconds),
+  };
+}
+
+/**
+ * Transcripts: each call's utterances are stored one after another, in the order the media plane hands
+ * them over (so their ids and events follow the conversation), and the transcript is ready after the last.
+ */
+export function storedRecords(deps: { db: Knex; events: EventBus; logger: Logger }): CallRecords {
+  const queues = new Map<string, Promise<void>>();
+  const inTurn = (callId: string, what: string, work: () => Promise<void>): Promise<void> => {
+    const next = (queues.get(callId) ?? Promise.resolve()).then(work).catch((err) => deps.logger.error({ err, call_id: callId }, `media: could not store ${what}`));
+    queues.set(callId, next);
+    void next.then(() => {
+      if (queues.get(callId) === next) queues.delete(callId);
+    });
+    return next;
+  };
+  return {
+    utterance: (call, utterance) => inTurn(call.id, 'an utterance', () => storeUtterance(deps, call, utterance)),
+    stats: (call, stats) => inTurn(call.id, 'what its room counted', () => addRoomStats(deps.db, call.id, stats)),
+    ended: (callId) => inTurn(callId, 'that the transcript is ready', () => transcriptReady(deps, callId)),
   };
 }

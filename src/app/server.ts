@@ -8,7 +8,7 @@ import { PrincipalCache } from '../auth/principalCache.js';
 import { PresentedMessages } from '../sessions/presentedMessages.js';
 import { LocalRevocationBus, type RevocationBus } from '../auth/revocation.js';
 import { createMediaPlane, type MediaPlane, type MediaPlaneOptions } from '../calls/media/plane.js';
-import { ledgerFunding, storedCalls } from './mediaPorts.js';
+import { ledgerFunding, storedCalls, storedRecords } from './mediaPorts.js';
 import { REFUSAL } from '../calls/media/protocol.js';
 import type { TransportFactory } from '../calls/media/transport.js';
 import { RedisMediaBridge } from '../calls/media/transports/bridge/redisBridge.js';
@@ -178,6 +178,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       }),
       now: Date.now,
       audioSocketPort: config.audioSocketPort,
+      // Read when asked: the media plane exists by then.
+      liveCallStats: (callId) => media.liveStats(callId),
     };
     // Credits are not charges; test-mode charges are counted under their mode.
     observeLedger(app.db, (entry) => {
@@ -193,7 +195,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const httpServer = createHttpServer(createApp(app), config.connections, logger);
     const media = createMediaPlane(
-      { calls: storedCalls(app), funding: ledgerFunding(app.db), events: app.events, logger: app.logger, engines: app.engines },
+      { calls: storedCalls(app), funding: ledgerFunding(app.db), records: storedRecords(app), events: app.events, logger: app.logger, engines: app.engines,
+        onLatency: (speaker, ms) => app.metrics.interpretationLatency.observe({ direction: speaker === 'agent' ? 'agent_to_customer' : 'customer_to_agent' }, ms / 1000) },
       options.media,
     );
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.

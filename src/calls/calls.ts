@@ -14,6 +14,8 @@ import { issuePins } from './phoneNumbers.js';
 import { otherSide, type Side } from './side.js';
 import type { Config } from '../config.js';
 import type { EventBus } from '../events/bus.js';
+import type { MediaStatsSnapshot } from './mediaStats.js';
+import { callStats, type CallStats, type LiveCallStats } from './callStats.js';
 
 export { otherSide, type Side };
 
@@ -36,6 +38,12 @@ export interface CallRow {
   customer_joined_at: Date | null;
   agent_line_id: string | null;
   customer_line_id: string | null;
+  /** Whether utterances are kept (./transcripts.ts). */
+  transcript: boolean;
+  retention_days: number | null;
+  transcript_ready_at: Date | null;
+  /** What the call's rooms counted (./mediaStats.ts); null before its first room closed. */
+  media_stats: MediaStatsSnapshot | null;
   created_at: Date;
   ended_at: Date | null;
 }
@@ -56,7 +64,7 @@ export interface CallOut {
   ended_at: string | null;
 }
 
-export type CallDeps = { db: Knex; events: EventBus; actingApp: string | null; config: Config; audioSocketPort: number };
+export type CallDeps = { db: Knex; events: EventBus; actingApp: string | null; config: Config; audioSocketPort: number; liveCallStats?: LiveCallStats };
 
 
 export function presentCall(row: CallRow): CallOut {
@@ -99,6 +107,8 @@ export interface NewCall {
   external_id?: string | null;
   metadata?: Metadata;
   video?: boolean;
+  transcript?: boolean;
+  retention_days?: number | null;
 }
 
 export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
@@ -120,6 +130,8 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
         external_id: input.external_id ?? null,
         metadata: JSON.stringify(input.metadata ?? {}) as never,
         video: input.video ?? true,
+        transcript: input.transcript ?? true,
+        retention_days: input.retention_days ?? null,
         agent_key_hash: hashSecret(agentKey),
         customer_key_hash: hashSecret(customerKey),
       })
@@ -152,6 +164,11 @@ export async function listCalls(db: Knex, payer: Payer, filter: CallFilter): Pro
   return (await listOwned<CallRow>(db, 'calls', payer, filter)).map(presentCall);
 }
 
+/** The call as the API shows it, with its `stats` once it has ended. */
+export async function presentCallWithStats(deps: Pick<CallDeps, 'db' | 'liveCallStats'>, row: CallRow): Promise<CallOut & { stats: CallStats | null }> {
+  return { ...presentCall(row), stats: await callStats(deps.db, row, deps.liveCallStats) };
+}
+
 /** Ends the call for both sides; the media plane hears `call.ended` and closes every socket. */
 export async function endCall(deps: CallDeps, call: CallRow): Promise<CallRow> {
   return withEvents(deps, async (trx, emit) => {
@@ -161,7 +178,7 @@ export async function endCall(deps: CallDeps, call: CallRow): Promise<CallRow> {
       .where({ id: call.id })
       .update({ status: 'ended', ended_at: trx.fn.now() as never, agent_joined_at: null, customer_joined_at: null })
       .returning('*');
-    await emit(callEvent(ended, 'call.ended', presentCall(ended), { type: 'ended' }));
+    await emit(callEvent(ended, 'call.ended', { ...presentCall(ended), stats: await callStats(trx, ended, deps.liveCallStats) }, { type: 'ended' }));
     return ended;
   });
 }

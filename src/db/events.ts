@@ -20,6 +20,11 @@ export interface SqlPart {
 export interface AnnouncedInsert {
   with: SqlPart;
   insert: SqlPart;
+  /**
+   * The rows are chat messages (the default): each event names its message (`events.message_id`), and
+   * goes with it when retention erases it. Other rows (utterances) leave it empty.
+   */
+  messages?: boolean;
 }
 
 /** An event's row, as stored. */
@@ -99,7 +104,8 @@ const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
  * and the events' webhook deliveries, per shape of the change.
  */
 function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
-  const shape = `${change.with.sql}\0${change.insert.sql}`;
+  const namesMessage = change.messages ?? true;
+  const shape = `${change.with.sql}\0${change.insert.sql}\0${namesMessage}`;
   let written = announcingStatements.get(shape);
   if (!written) {
     written = statement<AnnouncedRow>(
@@ -112,7 +118,7 @@ function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
        queued AS (${deliveriesQueue('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
        announced AS (
          INSERT INTO events (${EVENT_COLUMNS})
-         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), NULL, numbered.id
+         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), NULL, ${namesMessage ? 'numbered.id' : 'NULL'}
            FROM numbered JOIN given USING (ord)
           ORDER BY ord
          RETURNING seq, id

@@ -7,6 +7,7 @@ import { purgeExpiredMemberSessions } from '../members/sessions.js';
 import { purgeExpiredChallenges } from '../members/twoFactor.js';
 import { purgeExpiredIdempotencyKeys } from '../idempotency/idempotency.js';
 import { eraseExpiredData } from '../sessions/retention.js';
+import { eraseExpiredTranscripts } from '../calls/transcripts.js';
 import { forgetExpiredSecrets } from '../webhooks/endpoints.js';
 import type { Config } from '../config.js';
 import type { Logger } from 'pino';
@@ -37,11 +38,12 @@ export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () =
   if (!(await claimJobRun(app.db, HOUSEKEEPING, HOUSEKEEPING_LOCK, app.config.jobIntervalMs, app.now()))) return false;
   const purged = await purgeExpiredIdempotencyKeys(app.db);
   const erased = await eraseExpiredData(app.db);
+  const utterances = await eraseExpiredTranscripts(app.db);
   const memberSessions = await purgeExpiredMemberSessions(app.db, app.now());
   const memberLinks = await purgeStaleLinks(app.db, app.now());
   const signInChallenges = await purgeExpiredChallenges(app.db, app.now());
   const webhookSecrets = await forgetExpiredSecrets(app.db, app.now());
-  app.logger.info({ idempotencyKeys: purged, memberSessions, memberLinks, signInChallenges, webhookSecrets, ...erased }, 'expired data erased');
+  app.logger.info({ idempotencyKeys: purged, memberSessions, memberLinks, signInChallenges, webhookSecrets, utterances, ...erased }, 'expired data erased');
   return true;
 }
 

@@ -29,6 +29,7 @@ export interface OperationInputs {
   createSession: { auth: 'api'; files: never };
   createVoiceMessage: { auth: 'api'; files: 'audio' };
   createWebhookEndpoint: { auth: 'api'; files: never };
+  deleteCallTranscript: { auth: 'api'; files: never };
   deletePhoneNumber: { auth: 'api'; files: never };
   deleteSession: { auth: 'api'; files: never };
   deleteWebhookEndpoint: { auth: 'api'; files: never };
@@ -37,6 +38,7 @@ export interface OperationInputs {
   endCallSide: { auth: 'callKey'; files: never };
   getAccount: { auth: 'api'; files: never };
   getCall: { auth: 'api'; files: never };
+  getCallTranscript: { auth: 'api'; files: never };
   getChatMessageAudio: { auth: 'chatKey'; files: never };
   getHealth: { auth: 'none'; files: never };
   getMessageAudio: { auth: 'api'; files: never };
@@ -60,6 +62,7 @@ export interface OperationInputs {
   resendWebhookDelivery: { auth: 'api'; files: never };
   revokeOAuthToken: { auth: 'oauthClient'; files: never };
   rotateWebhookSecret: { auth: 'api'; files: never };
+  search: { auth: 'api'; files: never };
   sendTyping: { auth: 'api'; files: never };
   streamChat: { auth: 'chatKey'; files: never };
   streamEvents: { auth: 'api'; files: never };

@@ -42,9 +42,11 @@ export function authenticateApi(app: AppContext) {
   };
 }
 
+/** The operation's `x-scope`: one scope, or several separated by `|` of which any one will do. */
 export function requireScope(scope: string) {
+  const anyOf = scope.split('|');
   return (req: Request, _res: Response, next: NextFunction) => {
-    if (!req.principal?.scopes.includes(scope as never)) throw errors.missingScope(scope);
+    if (!anyOf.some((one) => req.principal?.scopes.includes(one as never))) throw errors.missingScope(anyOf.join(' or '));
     next();
   };
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { LiveCallStats } from '../calls/callStats.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { EngineRegistry } from '../engines/registry.js';
@@ -57,6 +58,8 @@ export interface AppContext {
   liveStreams: LiveStreamGroups;
   /** The port PBXs connect to for AudioSocket lines, once bound. */
   audioSocketPort: number;
+  /** How a call went in its media room on this instance so far (the media plane answers; `stats` of ended calls). */
+  liveCallStats: LiveCallStats;
   /** This server instance (src/deployment/instances.ts): the holds and running requests it owns carry it. */
   instanceId: string;
   /** The wall clock of console sessions and OAuth codes and tokens, and their expiry (Date.now; tests put a fake one here). */

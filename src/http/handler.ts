@@ -74,6 +74,8 @@ export type HandlerInput<K extends OperationId> = {
   body: RequestBody<K>;
   /** Set when the request carries an Idempotency-Key: ties charges to the request so a retry pays once. */
   requestRef: string | null;
+  /** Of the media types an answer can take, the one the request's Accept prefers (the first without one); false: none. */
+  accepts(types: readonly string[]): string | false;
 } & ResolvedBy[OperationInputs[K]['auth']] &
   Uploads<K>;
 
@@ -92,7 +94,9 @@ type SuccessStatus<K extends OperationId> = Extract<keyof Op<K>['responses'], 20
  */
 type AnswerTo<S, R> = R extends { content: infer C }
   ? C extends { 'application/json': infer B }
-    ? { status: S; body: B | SerializedJson<B>; headers?: Record<string, string> }
+    ?
+        | { status: S; body: B | SerializedJson<B>; headers?: Record<string, string> }
+        | (Exclude<keyof C, 'application/json'> extends never ? never : { status: S; binary: BinaryContent })
     : C extends { 'text/event-stream': unknown }
       ? { eventStream: EventStream }
       : { status: S; binary: BinaryContent }
@@ -135,6 +139,7 @@ export interface UntypedHandlerInput {
   query: Record<string, unknown>;
   body: unknown;
   requestRef: string | null;
+  accepts(types: readonly string[]): string | false;
   principal?: ApiPrincipal;
   callSide?: CallSide;
   chat?: ChatAccess;

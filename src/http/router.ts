@@ -129,6 +129,7 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
         query: req.query,
         body: req.body,
         requestRef,
+        accepts: (types) => req.accepts([...types]),
         principal,
         callSide: req.callSide,
         chat: req.chat,

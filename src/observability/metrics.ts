@@ -54,6 +54,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly interpretationLatency = new Histogram({
+    name: 'media_interpretation_latency_seconds',
+    help: "From the end of a turn of a side's speech to the first interpreted audio sent to the other side, by direction",
+    labelNames: ['direction'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [this.registry],
+  });
+
   constructor(open: () => OpenCounts, options: { defaultMetrics?: boolean } = {}) {
     const gauge = (name: string, help: string, read: (counts: OpenCounts) => number) => this.addGauge({ name, help, read: () => read(open()) });
     gauge('event_streams_open', 'Server-sent event streams open on this instance', (c) => c.eventStreams);

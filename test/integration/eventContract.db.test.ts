@@ -8,7 +8,7 @@ import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient, type ReceivedEvent } from '../support/sse.js';
 import { IncomingCall, startTwilioStandIn, twilioSignature, type TwilioStandIn } from '../support/standins/twilioStandIn.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { Listener, callApi, connect, listenUrl, streamUrl } from '../media/support.js';
+import { Listener, callApi, connect, listenUrl, sine, streamUrl } from '../media/support.js';
 
 const PUBLIC = 'https://calls.example.com';
 
@@ -112,6 +112,16 @@ describe(`every emitted event validates against the contract (${backendName})`, 
     await send(testKey, 'POST', `/v1/calls/${call.id}/phone-line`, { side: 'customer' });
     await send(testKey, 'POST', `/v1/calls/${call.id}/end`, {});
     await ofType(testEvents, 'call.ended');
+
+    // A call's transcript: one turn of speech (test mode's placeholder: a second of tone, then silence), then the end.
+    const spoken = await calls.createCall(testKey, { customer_language: 'fi', metadata: { ticket: 44 } });
+    const speakerMic = await connect(streamUrl(t, await calls.join(spoken.id, spoken.agentKey)));
+    speakerMic.send(sine(24_000, 24_000, 440));
+    speakerMic.send(Buffer.alloc(28_800));
+    await ofType(testEvents, 'call.utterance');
+    await send(testKey, 'POST', `/v1/calls/${spoken.id}/end`, {});
+    await ofType(testEvents, 'call.transcript.ready');
+    speakerMic.close();
 
     // A dialled phone's progress, from Twilio's signed status callbacks (live mode: test mode cannot dial).
     const dialled = await calls.createCall(liveKey, { customer_language: 'fi' });

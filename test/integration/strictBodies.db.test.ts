@@ -84,7 +84,7 @@ describe(`strict request bodies (${backendName})`, () => {
     expect(issues).toEqual(
       expect.arrayContaining([
         { loc: ['body', 'agnet_language'], msg: 'unknown field; did you mean agent_language?', type: 'unknown_field' },
-        expect.objectContaining({ loc: ['body', 'colour'], type: 'unknown_field', msg: expect.stringMatching(/^unknown field; this object takes agent_language, .*video$/) }),
+        expect.objectContaining({ loc: ['body', 'colour'], type: 'unknown_field', msg: expect.stringMatching(/^unknown field; this object takes agent_language, .*video, transcript, retention_days$/) }),
         expect.objectContaining({ loc: ['body', 'agent_language'], type: 'required' }),
         expect.objectContaining({ loc: ['body', 'video'], type: 'type' }),
       ]),
@@ -108,7 +108,7 @@ describe(`strict request bodies (${backendName})`, () => {
     expect(await issuesOf(await json('/v1/calls', { agent_language: 'en', ...unknownFields }))).toEqual([
       {
         loc: ['body'],
-        msg: 'has 30,000 fields it does not take (f0, f1, f2, ...); it takes agent_language, agent_name, customer_language, customer_name, external_id, metadata, video',
+        msg: 'has 30,000 fields it does not take (f0, f1, f2, ...); it takes agent_language, agent_name, customer_language, customer_name, external_id, metadata, video, transcript, retention_days',
         type: 'too_many_unknown_fields',
       },
     ]);

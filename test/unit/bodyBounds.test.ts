@@ -56,7 +56,7 @@ describe('bounds counted on the bytes of a JSON body', () => {
     expect(exceeded(createCall, JSON.stringify({ ...fields, agent_language: 'en' }))).toEqual([
       {
         loc: ['body'],
-        msg: 'has 21 fields it does not take (f0, f1, f2, ...); it takes agent_language, agent_name, customer_language, customer_name, external_id, metadata, video',
+        msg: 'has 21 fields it does not take (f0, f1, f2, ...); it takes agent_language, agent_name, customer_language, customer_name, external_id, metadata, video, transcript, retention_days',
         type: 'too_many_unknown_fields',
       },
     ]);

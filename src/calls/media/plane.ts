@@ -7,11 +7,13 @@ import type { Interpreters } from './interpreter.js';
 import type { EventBus } from '../../events/bus.js';
 import type { BusEvent } from '../../events/types.js';
 import type { CallRow } from '../calls.js';
-import type { CallStore, Funding } from './callStore.js';
+import type { CallRecords, CallStore, Funding } from './callStore.js';
 import { isSignalPeer, type CallEndpoint, type EndReason } from './endpoints.js';
 import { NO_INLET, PendingInlet, type Inlet } from './inlet.js';
 import { CallRoom, type RoomSettings } from './room/room.js';
 import { SignalRelay } from './signalling.js';
+import type { Side } from '../side.js';
+import type { MediaStatsSnapshot } from '../mediaStats.js';
 
 export interface MediaPlaneOptions {
   /** How often accumulated interpretation time is charged; default 5000 ms. */
@@ -25,10 +27,14 @@ export interface MediaDeps {
   calls: CallStore;
   /** The prepaid balance live calls spend. */
   funding: Funding;
+  /** Where calls' utterances go (their transcripts). */
+  records: CallRecords;
   events: EventBus;
   logger: Logger;
   /** Decides per call mode: echo (test) or interpret, and with which engine (live). */
   engines: Interpreters;
+  /** An interpretation latency (ms) of a speaker's direction, for the metrics' histogram. */
+  onLatency?(speaker: Side, ms: number): void;
 }
 
 /** Counters of the plane: its rooms and their endpoints, interpreters, and each transport's own. */
@@ -215,12 +221,14 @@ export class MediaPlane {
       room = new CallRoom(call, {
         calls: this.deps.calls,
         funding: this.deps.funding,
+        records: this.deps.records,
         events: this.deps.events,
         engines: this.deps.engines,
         logger: this.log,
         settings: () => this.settings,
         now: this.now,
         track: (work) => this.track(work),
+        onLatency: this.deps.onLatency,
         onEmpty: (empty) => {
           if (this.rooms.get(empty.id) === empty) {
             const { directions } = empty.stats();
@@ -240,6 +248,9 @@ export class MediaPlane {
   private onEvent(event: BusEvent): void {
     if (!event.signal || !event.callId) return;
     const room = this.rooms.get(event.callId);
+    // A call that ended with no room open has its utterances stored already. With several instances, the
+    // instance whose room it was (if any) says so; this one cannot know whether another had it.
+    if (!room && event.signal.type === 'ended' && !this.remote) return this.track(this.deps.records.ended(event.callId));
     if (!room) return;
     try {
       room.signal(event.signal);
@@ -280,6 +291,11 @@ export class MediaPlane {
       }
     }
     return stats;
+  }
+
+  /** How the call went in its room here so far; undefined when its room is not here. */
+  liveStats(callId: string): MediaStatsSnapshot | undefined {
+    return this.rooms.get(callId)?.statsSnapshot();
   }
 
   /** The room of a call, for tests and diagnostics. */

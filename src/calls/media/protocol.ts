@@ -42,7 +42,7 @@
  *     The server's own frames:
  *       {"type":"peer","present":boolean}   on connect and whenever it changes: whether the other side
  *                                           has a signalling socket open
- *       {"type":"caption",...}              live mode: this side's own words as the other side's
+ *       {"type":"caption",...}              this side's own words as the other side's
  *                                           listeners got them (CaptionFrame; captions both ways)
  *       {"type":"ice_servers","ice_servers":[RTCIceServer]}   with TURN_URLS + TURN_SECRET: fresh TURN
  *                                           credentials, every half TURN_CREDENTIAL_TTL_SECONDS while
@@ -97,7 +97,8 @@
  *       live interpretation: the engine's own names.
  *   {"type":"caption","id":string,"final":boolean,"original":string,"translated":string,
  *    "language":string,"source_language":string}
- *       live mode only: partial captions share an id until the final one; `language` is the listener's
+ *       live mode: partial captions share an id until the final one; test mode: one final placeholder
+ *       per turn of speech, `[<language>] speech <seconds> s`; `language` is the listener's
  *       language (what `translated` is in), `source_language` the speaker's.
  *   {"type":"notice","code":string,"message":string}
  *       codes (NOTICE below): call_ended, link_replaced, reconnect, translation_unavailable,

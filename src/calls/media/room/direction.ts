@@ -23,6 +23,8 @@ import {
 import { otherSide, type Side } from '../../side.js';
 import type { Admission } from './billing.js';
 import type { AudioOut } from './fanOut.js';
+import type { Utterance } from '../callStore.js';
+import { SpeechTurns, type SpeechTurn } from './turns.js';
 
 export type DirectionState = 'idle' | 'starting' | 'running' | 'failed' | 'exhausted';
 
@@ -46,6 +48,12 @@ export interface DirectionHost {
   interpretingChanged(): void;
   /** Background work the plane waits for on shutdown. */
   track(work: Promise<unknown>): void;
+  /** A completed utterance, for the call's transcript. */
+  record(utterance: Utterance): void;
+  /** Milliseconds from the end of a turn of `speaker`'s speech to the first interpreted audio sent to the listener. */
+  latency(speaker: Side, ms: number): void;
+  /** The media plane's clock. */
+  now(): number;
 }
 
 /** Where a direction's audio goes. */
@@ -73,6 +81,16 @@ export class Direction {
   private failMessage: string | null = null;
   private captionId: string | null = null;
   private captionSeq = 0;
+  /** The caption of `captionId` as last shown, while it may still change; made final if interpretation stops. */
+  private partial: InterpreterCaption | null = null;
+  /** When the speech the next final caption renders began: the first turn not yet captioned, or the first partial. */
+  private captionStartedAt: number | null = null;
+  private readonly turns: SpeechTurns;
+  /** When the speaker's latest voiced audio arrived, and the first interpreted audio sent after it. */
+  private voicedAt: number | null = null;
+  private answeredAt: number | null = null;
+  /** A turn ended before any interpreted audio followed its last words: the next audio answers it. */
+  private unansweredSince: number | null = null;
 
   private readonly hearer: Side;
 
@@ -82,6 +100,14 @@ export class Direction {
     private readonly outputs: DirectionOutputs,
   ) {
     this.hearer = otherSide(speaker);
+    this.turns = new SpeechTurns(
+      (turn) => this.turnEnded(turn),
+      (now) => {
+        this.voicedAt = now;
+        this.answeredAt = null;
+        this.unansweredSince = null;
+      },
+    );
   }
 
   get state(): DirectionState {
@@ -98,6 +124,7 @@ export class Direction {
 
   /** The speaker's voice, all sources mixed. */
   push(pcm: Buffer): void {
+    this.turns.push(pcm, this.host.now());
     if (this.host.echoes) {
       this.outputs.echo.push(pcm);
       return;
@@ -148,6 +175,9 @@ export class Direction {
     this.connected = false;
     this.reconnecting = false;
     this.current = next;
+    // What the listener was shown of the turn in progress is what it heard: it is the utterance.
+    const partial = this.partial;
+    if (partial) this.caption({ ...partial, final: true });
     this.captionId = null;
     const pending = this.pending;
     this.pending = [];
@@ -205,7 +235,9 @@ export class Direction {
         sourceLanguage: host.languageOf(this.speaker),
         targetLanguage: host.languageOf(this.hearer),
         onAudio: (pcm) => {
-          if (current()) this.outputs.interpreted.push(pcm);
+          if (!current()) return;
+          this.answered();
+          this.outputs.interpreted.push(pcm);
         },
         onCaption: (caption) => {
           if (current()) this.caption(caption);
@@ -258,18 +290,74 @@ export class Direction {
     this.host.interpretingChanged();
   }
 
-  private caption(caption: InterpreterCaption): void {
+  /** The room's clock: a speaker who stopped sending audio has finished its turn. */
+  tick(now: number): void {
+    this.turns.tick(now);
+  }
+
+  /** Interpreted audio goes to the listener: the first after the speaker's last words measures the latency. */
+  private answered(): void {
+    if (this.voicedAt === null || this.answeredAt !== null) return;
+    this.answeredAt = this.host.now();
+    if (this.unansweredSince === null) return;
+    this.host.latency(this.speaker, this.answeredAt - this.unansweredSince);
+    this.unansweredSince = null;
+  }
+
+  /** The speaker is gone (the room closes): the turn in progress is complete. */
+  flushTurn(): void {
+    this.turns.flush();
+  }
+
+  /**
+   * A turn of speech ended. Test mode has no interpreter to caption it: a placeholder says what was
+   * said, the way the text stand-in does. Live mode: the interpreter's caption will render it.
+   */
+  private turnEnded(turn: SpeechTurn): void {
+    if (!this.host.echoes) {
+      this.captionStartedAt ??= turn.startedAt;
+      if (this.voicedAt === null) return;
+      if (this.answeredAt !== null) this.host.latency(this.speaker, this.answeredAt - this.voicedAt);
+      else this.unansweredSince = this.voicedAt;
+      return;
+    }
+    const seconds = (turn.durationMs / 1000).toFixed(1);
+    this.captionStartedAt = turn.startedAt;
+    this.caption(
+      { final: true, original: `[${this.host.languageOf(this.speaker)}] speech ${seconds} s`, translated: `[${this.host.languageOf(this.hearer)}] speech ${seconds} s` },
+      turn.endedAt,
+    );
+  }
+
+  private caption(caption: InterpreterCaption, endedAt = this.host.now()): void {
     this.captionId ??= `cap_${this.speaker === 'agent' ? 'a' : 'c'}${this.generation}_${++this.captionSeq}`;
+    this.captionStartedAt ??= this.turns.turnStartedAt ?? endedAt;
+    const language = this.host.languageOf(this.hearer);
+    const sourceLanguage = this.host.languageOf(this.speaker);
     this.announce({
       type: 'caption',
       id: this.captionId,
       final: caption.final,
       original: caption.original,
       translated: caption.translated,
-      language: this.host.languageOf(this.hearer),
-      source_language: this.host.languageOf(this.speaker),
+      language,
+      source_language: sourceLanguage,
     });
-    if (caption.final) this.captionId = null;
+    if (!caption.final) {
+      this.partial = caption;
+      return;
+    }
+    this.host.record({
+      speaker: this.speaker,
+      language: sourceLanguage,
+      text: caption.original,
+      translation: { language, text: caption.translated },
+      startedAt: this.captionStartedAt,
+      endedAt: Math.max(endedAt, this.captionStartedAt),
+    });
+    this.captionId = null;
+    this.partial = null;
+    this.captionStartedAt = null;
   }
 
   /** The interpreter cannot go on: the listener is told, the speaker passes through untranslated. */

@@ -7,7 +7,7 @@ import type { Interpreters } from '../interpreter.js';
 import type { EventBus } from '../../../events/bus.js';
 import type { CallSignal } from '../../../events/types.js';
 import { languageOf, type CallRow } from '../../calls.js';
-import type { CallStore, Funding } from '../callStore.js';
+import type { CallRecords, CallStore, Funding, Utterance } from '../callStore.js';
 import { otherSide, SIDES, type Side } from '../../side.js';
 import { SideMixer } from '../audio/mixer.js';
 import { isSignalPeer, isSink, isSource, type CallEndpoint, type Credential, type EndReason, type MediaSource } from '../endpoints.js';
@@ -16,6 +16,8 @@ import { NOTICE, UNTRANSLATED_PROVENANCE, notice, type TextFrame } from '../prot
 import { CallBilling, type Admission } from './billing.js';
 import { Direction, type DirectionHost } from './direction.js';
 import { SideFanOut } from './fanOut.js';
+import { RoomStats } from './roomStats.js';
+import type { MediaStatsSnapshot } from '../../mediaStats.js';
 
 export interface RoomSettings {
   /** How often accumulated interpretation time is charged (whole seconds; the rest at the end). */
@@ -25,6 +27,8 @@ export interface RoomSettings {
 export interface RoomDeps {
   calls: CallStore;
   funding: Funding;
+  /** Where the call's utterances go (its transcript). */
+  records: CallRecords;
   events: EventBus;
   /** Echo or interpret, and the live interpreter, asked as the call needs them (tests replace engines). */
   engines: Interpreters;
@@ -34,6 +38,8 @@ export interface RoomDeps {
   now(): number;
   /** Background work the plane waits for on shutdown (charges, interpreter closes, events). */
   track(work: Promise<unknown>): void;
+  /** An interpretation latency (ms) of `speaker`'s direction (the metrics' histogram). */
+  onLatency?(speaker: Side, ms: number): void;
   /** The room has no endpoint left, or the call ended: forget it. */
   onEmpty(room: CallRoom): void;
 }
@@ -56,6 +62,7 @@ export class CallRoom implements DirectionHost {
   private runOut = false;
   private runOutAnnounced = false;
   private disposed = false;
+  private readonly counted = new RoomStats();
   readonly log: Logger;
   /** Test calls echo each side's voice back to it; live calls interpret it for the other side. */
   readonly echoes: boolean;
@@ -127,10 +134,24 @@ export class CallRoom implements DirectionHost {
 
   interpretingChanged(): void {
     this.billing?.interpreting(this.directions.agent.interpreting || this.directions.customer.interpreting);
+    for (const side of SIDES) this.counted.timed('interpreted_ms', side, this.directions[side].interpreting, this.deps.now());
   }
 
   track(work: Promise<unknown>): void {
     this.deps.track(work);
+  }
+
+  record(utterance: Utterance): void {
+    this.deps.track(this.deps.records.utterance(this.call, utterance));
+  }
+
+  latency(speaker: Side, ms: number): void {
+    this.counted.latency(speaker, ms);
+    this.deps.onLatency?.(speaker, ms);
+  }
+
+  now(): number {
+    return this.deps.now();
   }
 
   get id(): string {
@@ -179,7 +200,10 @@ export class CallRoom implements DirectionHost {
 
   private removed(endpoint: Endpoint, mixKey: string): void {
     this.endpoints.delete(endpoint);
-    if (isSink(endpoint)) this.hearing[endpoint.side].remove(endpoint);
+    if (isSink(endpoint)) {
+      this.hearing[endpoint.side].remove(endpoint);
+      if (!this.disposed) this.counted.dropped(endpoint.side, endpoint.chunksDropped ?? 0);
+    }
     if (isSource(endpoint)) {
       this.sources.delete(endpoint);
       // What the source said and the mixer still held goes out before it is forgotten.
@@ -196,7 +220,10 @@ export class CallRoom implements DirectionHost {
   }
 
   private sourcesChanged(side: Side): void {
-    if (!this.disposed) this.directions[side].speakers(this.speakers(side));
+    if (this.disposed) return;
+    const speakers = this.speakers(side);
+    this.counted.timed('present_ms', side, speakers > 0, this.deps.now());
+    this.directions[side].speakers(speakers);
   }
 
   /** Ends the endpoints of `side` that `credential` admitted. */
@@ -254,6 +281,8 @@ export class CallRoom implements DirectionHost {
     if (this.disposed) return;
     this.mixers.agent.tick(now);
     this.mixers.customer.tick(now);
+    this.directions.agent.tick(now);
+    this.directions.customer.tick(now);
     if (!this.billing) return;
     this.billing.tick();
     if (this.runOut) this.billing.checkFunding(() => this.toppedUp());
@@ -299,7 +328,9 @@ export class CallRoom implements DirectionHost {
   // ---- lifecycle -------------------------------------------------------------------------------
 
   endCall(): void {
+    if (this.disposed) return;
     this.closeEverything('call_ended');
+    this.deps.track(this.deps.records.ended(this.call.id));
   }
 
   /** Ends every endpoint (shutdown, call ended) and disposes the room. */
@@ -311,10 +342,19 @@ export class CallRoom implements DirectionHost {
 
   private dispose(): void {
     if (this.disposed) return;
+    for (const side of SIDES) this.directions[side].flushTurn();
     for (const side of SIDES) if (this.directions[side].state !== 'idle') this.directions[side].stop('idle');
     this.billing?.close();
+    this.deps.track(this.deps.records.stats(this.call, this.statsSnapshot()));
     this.disposed = true;
     this.deps.onEmpty(this);
+  }
+
+  /** How the call went in this room so far (listeners still here included). */
+  statsSnapshot(): MediaStatsSnapshot {
+    const dropping = { agent: 0, customer: 0 };
+    for (const side of SIDES) for (const sink of this.hearing[side].sinks) dropping[side] += sink.chunksDropped ?? 0;
+    return this.counted.snapshot(this.deps.now(), dropping);
   }
 
   stats() {

@@ -1,0 +1,230 @@
+// Call transcripts end to end (DESIGN.md §12): a test-mode call and a live call (the server's own realtime
+// interpreter against the stand-in) each leave a transcript, readable as JSON, WebVTT and text; events
+// call.utterance and call.transcript.ready arrive in order on the stream; erasure and retention.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { runHousekeeping } from '../../src/deployment/housekeeping.js';
+import { backendName } from '../support/databases.js';
+import { openEventStream, type EventStreamClient } from '../support/sse.js';
+import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
+import { startTestServer, type TestServer } from '../support/testServer.js';
+import { waitUntil } from '../support/waiting.js';
+import { Receiver } from '../support/webhookReceiver.js';
+import { callApi, connect, Listener, listenUrl, Signal, signalUrl, sine, streamAudio, streamUrl, type SignalJoin } from './support.js';
+
+/** `seconds` of a tone, then 600 ms of silence: one turn of speech that ends in the audio itself. */
+const turn = (seconds: number, hz: number) => Buffer.concat([sine(24_000 * seconds, 24_000, hz), Buffer.alloc(24_000 * 0.6 * 2)]);
+
+describe(`call transcripts (${backendName})`, () => {
+  let t: TestServer;
+  let realtime: RealtimeStandIn;
+  let testKey: string;
+  let liveKey: string;
+  let calls: ReturnType<typeof callApi>;
+  let testEvents: EventStreamClient;
+  let liveEvents: EventStreamClient;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    realtime = await startRealtimeStandIn({ apiKey: 'sk-transcripts' });
+    receiver = await Receiver.start();
+    t = await startTestServer({ OPENAI_API_KEY: 'sk-transcripts', OPENAI_REALTIME_URL: realtime.url, WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' });
+    const orgId = await t.createOrg({ balance: 10, voice_rate_per_minute: 0.6 });
+    testKey = (await t.createKey(orgId, 'test')).key;
+    liveKey = (await t.createKey(orgId, 'live')).key;
+    calls = callApi(t);
+    testEvents = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${testKey}` });
+    liveEvents = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${liveKey}` });
+    const endpoint = await fetch(`${t.url}/v1/webhook_endpoints`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${testKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, enabled_events: ['call.utterance', 'call.transcript.ready'] }),
+    });
+    expect(endpoint.status).toBe(201);
+  });
+  afterAll(async () => {
+    testEvents?.close();
+    liveEvents?.close();
+    await t?.stop();
+    await realtime?.close();
+    await receiver?.close();
+  });
+
+  const transcript = (key: string, callId: string, query = '', headers: Record<string, string> = {}) =>
+    fetch(`${t.url}/v1/calls/${callId}/transcript${query}`, { headers: { Authorization: `Bearer ${key}`, ...headers } });
+  const eventsOf = (stream: EventStreamClient, callId: string) =>
+    stream.events.filter((e) => e.data.data?.call_id === callId || e.data.data?.id === callId).map((e) => e.event);
+
+  it('test mode: each turn of speech is a placeholder caption where live captions go, stored, and a transcript in JSON, WebVTT and text', async () => {
+    const call = await calls.createCall(testKey, { agent_name: 'Alice', customer_language: 'fi', customer_name: 'Matti', metadata: { ticket: 7 } });
+    const agent = (await calls.join(call.id, call.agentKey)) as SignalJoin;
+    const customer = await calls.join(call.id, call.customerKey);
+    const agentHears = await Listener.open(listenUrl(t, agent));
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentPage = await Signal.open(signalUrl(t, agent));
+    const agentMic = await connect(streamUrl(t, agent));
+    const customerMic = await connect(streamUrl(t, customer));
+
+    await streamAudio(agentMic, turn(1, 440), 960);
+    // The customer's listen socket sees what the agent said, in the customer's language; the agent's page its own words.
+    const heard = await customerHears.waitForFrame((f) => f.type === 'caption');
+    expect(heard).toMatchObject({ final: true, original: '[en] speech 1.0 s', translated: '[fi] speech 1.0 s', language: 'fi', source_language: 'en' });
+    expect((await agentPage.next((f) => f.type === 'caption')).id).toBe(heard.id);
+    // The side still hears its own voice (the seed's test mode), and no caption of its own words.
+    await agentHears.waitForBytes(24_000 * 1.6 * 2);
+    expect(agentHears.frames.some((f) => f.type === 'caption')).toBe(false);
+
+    await streamAudio(customerMic, turn(0.5, 220), 1_920);
+    expect(await agentHears.waitForFrame((f) => f.type === 'caption')).toMatchObject({ original: '[fi] speech 0.5 s', translated: '[en] speech 0.5 s', language: 'en' });
+
+    await waitUntil(async () => (await t.server.app.db('call_utterances').where({ call_id: call.id })).length === 2, 'both utterances stored');
+    expect((await calls.api(`/v1/calls/${call.id}/end`, testKey, { method: 'POST' })).status).toBe(200);
+    const ready = await testEvents.waitFor((e) => e.event === 'call.transcript.ready' && e.data.data.call_id === call.id);
+    expect(ready.data).toMatchObject({ livemode: false, metadata: { ticket: 7 }, data: { call_id: call.id, status: 'ended', utterances: 2 } });
+    expect(eventsOf(testEvents, call.id).filter((type) => type.startsWith('call.utterance') || type === 'call.ended' || type === 'call.transcript.ready')).toEqual([
+      'call.utterance',
+      'call.utterance',
+      'call.ended',
+      'call.transcript.ready',
+    ]);
+    const said = testEvents.events.find((e) => e.event === 'call.utterance' && e.data.data.call_id === call.id)!;
+    expect(said.data).toMatchObject({ livemode: false, metadata: { ticket: 7 }, data: { side: 'agent', speaker: 'Alice', text: '[en] speech 1.0 s' } });
+    // The same events reach the organization's webhook endpoint.
+    const delivered = () => receiver.received.map((r) => JSON.parse(r.body)).filter((e) => e.data.call_id === call.id);
+    await waitUntil(() => delivered().length === 3, 'three webhook deliveries');
+    expect(delivered().map((e) => e.type).sort()).toEqual(['call.transcript.ready', 'call.utterance', 'call.utterance']);
+    expect(delivered().find((e) => e.type === 'call.utterance').metadata).toEqual({ ticket: 7 });
+
+    const json = await transcript(testKey, call.id);
+    expect(json.status).toBe(200);
+    const body = await json.json();
+    expect(body).toMatchObject({ call_id: call.id, status: 'ended', languages: { agent: 'en', customer: 'fi' } });
+    expect(body.utterances.map((u: { side: string; speaker: string; language: string; text: string; translation: unknown }) => [u.side, u.speaker, u.language, u.text, u.translation])).toEqual([
+      ['agent', 'Alice', 'en', '[en] speech 1.0 s', { language: 'fi', text: '[fi] speech 1.0 s' }],
+      ['customer', 'Matti', 'fi', '[fi] speech 0.5 s', { language: 'en', text: '[en] speech 0.5 s' }],
+    ]);
+    const [first, second] = body.utterances;
+    expect(Date.parse(first.ended_at) - Date.parse(first.started_at)).toBe(1_000);
+    expect(second.offset_ms).toBeGreaterThan(first.offset_ms);
+    expect(body.cursor).toBe(second.id);
+    // Paginated: one at a time, then nothing new.
+    const page = await (await transcript(testKey, call.id, '?limit=1')).json();
+    expect(page.utterances.map((u: { id: number }) => u.id)).toEqual([first.id]);
+    const next = await (await transcript(testKey, call.id, `?limit=1&after=${page.cursor}`)).json();
+    expect(next.utterances.map((u: { id: number }) => u.id)).toEqual([second.id]);
+    expect((await (await transcript(testKey, call.id, `?after=${next.cursor}`)).json())).toMatchObject({ utterances: [], cursor: next.cursor });
+
+    const vtt = await transcript(testKey, call.id, '', { Accept: 'text/vtt' });
+    expect(vtt.headers.get('content-type')).toMatch(/^text\/vtt/);
+    const cues = await vtt.text();
+    expect(cues).toBe(await (await transcript(testKey, call.id, '?format=vtt')).text());
+    const time = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+    expect(cues).toBe(
+      `WEBVTT\n\n1\n${time(first.offset_ms)} --> ${time(first.offset_ms + 1_000)}\n<v Alice>[en] speech 1.0 s\n[fi] speech 1.0 s\n\n` +
+        `2\n${time(second.offset_ms)} --> ${time(second.offset_ms + 500)}\n<v Matti>[fi] speech 0.5 s\n[en] speech 0.5 s\n`,
+    );
+    // In one side's language: what the customer said, and heard.
+    const inFinnish = await (await transcript(testKey, call.id, '?format=vtt&side=customer')).text();
+    expect(inFinnish).toContain('<v Alice>[fi] speech 1.0 s\n');
+    expect(inFinnish).toContain('<v Matti>[fi] speech 0.5 s\n');
+    expect(inFinnish).not.toContain('[en]');
+    const text = await transcript(testKey, call.id, '?format=txt&side=agent');
+    expect(text.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect((await text.text()).split('\n').filter(Boolean).map((line) => line.replace(/^\[[0-9:.]+\] /, ''))).toEqual([
+      'Alice (agent): [en] speech 1.0 s',
+      'Matti (customer): [en] speech 0.5 s',
+    ]);
+
+    // Another mode's key sees no such call.
+    expect((await transcript(liveKey, call.id)).status).toBe(404);
+    for (const ws of [agentMic, customerMic] as WebSocket[]) ws.close();
+    agentPage.ws.close();
+  });
+
+  it('live mode: the interpreter\'s transcriptions are the utterances, and the transcript is ready once the call ended', async () => {
+    const call = await calls.createCall(liveKey, { agent_language: 'en', customer_language: 'es', metadata: { queue: 'sales' } });
+    const agent = await calls.join(call.id, call.agentKey);
+    const customer = await calls.join(call.id, call.customerKey);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    await streamAudio(agentMic, sine(24_000, 24_000, 440), 4_800, 20);
+    await customerHears.waitForFrame((f) => f.type === 'caption' && f.translated.includes('[es]'));
+
+    await calls.api(`/v1/calls/${call.id}/end`, liveKey, { method: 'POST' });
+    const ready = await liveEvents.waitFor((e) => e.event === 'call.transcript.ready' && e.data.data.call_id === call.id);
+    expect(ready.data).toMatchObject({ livemode: true, metadata: { queue: 'sales' }, data: { status: 'ended' } });
+    const body = await (await transcript(liveKey, call.id)).json();
+    expect(body.utterances.length).toBe(ready.data.data.utterances);
+    expect(body.utterances.length).toBeGreaterThan(0);
+    for (const utterance of body.utterances) {
+      expect(utterance).toMatchObject({ side: 'agent', language: 'en', text: expect.stringContaining('speech'), translation: { language: 'es', text: expect.stringContaining('[es] speech') } });
+    }
+    const types = eventsOf(liveEvents, call.id).filter((type) => type === 'call.utterance' || type === 'call.ended' || type === 'call.transcript.ready');
+    // The turn in progress when the call ended is stored as the room closes, after call.ended; the transcript is ready after it.
+    expect(types.at(-1)).toBe('call.transcript.ready');
+    expect(types.filter((type) => type === 'call.transcript.ready').length).toBe(1);
+    expect(types.filter((type) => type === 'call.utterance').length).toBe(body.utterances.length);
+    expect((await transcript(liveKey, call.id, '?format=vtt')).status).toBe(200);
+    expect(await (await transcript(liveKey, call.id, '?format=txt&side=customer')).text()).toContain('[es] speech');
+    agentMic.close();
+  });
+
+  it('a call created with transcript: false keeps nothing and announces nothing', async () => {
+    const res = await calls.api('/v1/calls', testKey, { method: 'POST', body: { agent_language: 'en', customer_language: 'fi', transcript: false } });
+    const created = await res.json();
+    const call = { id: created.id as string, agentKey: calls.keyOf(created.agent_url), customerKey: calls.keyOf(created.customer_url) };
+    const agent = await calls.join(call.id, call.agentKey);
+    const customer = await calls.join(call.id, call.customerKey);
+    const customerHears = await Listener.open(listenUrl(t, customer));
+    const agentMic = await connect(streamUrl(t, agent));
+    await streamAudio(agentMic, turn(0.5, 440), 960);
+    // Captions still show; nothing is kept.
+    await customerHears.waitForFrame((f) => f.type === 'caption');
+    await calls.api(`/v1/calls/${call.id}/end`, testKey, { method: 'POST' });
+    await testEvents.waitFor((e) => e.event === 'call.ended' && e.data.data.id === call.id);
+    expect((await (await transcript(testKey, call.id)).json()).utterances).toEqual([]);
+    expect(await t.server.app.db('events').where({ call_id: call.id }).whereIn('type', ['call.utterance', 'call.transcript.ready'])).toEqual([]);
+    agentMic.close();
+  });
+
+  it('DELETE erases a transcript and the events that carried it; housekeeping erases what outlived retention_days', async () => {
+    const db = t.server.app.db;
+    const spoken = async (body: Record<string, unknown>) => {
+      const call = await calls.createCall(testKey, { customer_language: 'fi', ...body });
+      const agent = await calls.join(call.id, call.agentKey);
+      await calls.join(call.id, call.customerKey);
+      const agentMic = await connect(streamUrl(t, agent));
+      await streamAudio(agentMic, turn(0.5, 440), 960);
+      await waitUntil(async () => (await db('call_utterances').where({ call_id: call.id })).length === 1, 'an utterance stored');
+      agentMic.close();
+      return call.id;
+    };
+    const erased = await spoken({});
+    expect((await db('events').where({ call_id: erased, type: 'call.utterance' })).length).toBe(1);
+    expect((await fetch(`${t.url}/v1/calls/${erased}/transcript`, { method: 'DELETE', headers: { Authorization: `Bearer ${liveKey}` } })).status).toBe(404);
+    expect((await fetch(`${t.url}/v1/calls/${erased}/transcript`, { method: 'DELETE', headers: { Authorization: `Bearer ${testKey}` } })).status).toBe(204);
+    expect((await (await transcript(testKey, erased)).json()).utterances).toEqual([]);
+    expect(await db('events').where({ call_id: erased, type: 'call.utterance' })).toEqual([]);
+    expect((await calls.api(`/v1/calls/${erased}`, testKey)).status).toBe(200);
+
+    const kept = await spoken({ retention_days: 1 });
+    const forever = await spoken({});
+    // Two days pass for both: only the call with a retention loses its words.
+    for (const callId of [kept, forever]) await db('call_utterances').where({ call_id: callId }).update({ created_at: db.raw(`now() - interval '2 days'`) });
+    await db('job_runs').del();
+    expect(await runHousekeeping(t.server.app)).toBe(true);
+    expect(await db('call_utterances').where({ call_id: kept })).toEqual([]);
+    expect(await db('events').where({ call_id: kept, type: 'call.utterance' })).toEqual([]);
+    expect((await db('call_utterances').where({ call_id: forever })).length).toBe(1);
+    expect((await db('events').where({ call_id: forever, type: 'call.utterance' })).length).toBe(1);
+  });
+
+  it('refuses bad parameters with 422', async () => {
+    const call = await calls.createCall(testKey, { customer_language: 'fi' });
+    expect((await transcript(testKey, call.id, '?format=pdf')).status).toBe(422);
+    expect((await transcript(testKey, call.id, '?side=nobody')).status).toBe(422);
+    expect((await transcript(testKey, call.id, '?limit=201')).status).toBe(422);
+    const res = await calls.api('/v1/calls', testKey, { method: 'POST', body: { agent_language: 'en', retention_days: 0, transcript: 'yes' } });
+    expect(res.status).toBe(422);
+    expect((await res.json()).detail.map((d: { loc: string[] }) => d.loc.join('.')).sort()).toEqual(['body.retention_days', 'body.transcript']);
+  });
+});
