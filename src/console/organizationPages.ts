@@ -4,7 +4,8 @@
 import express, { type Request, type Response } from 'express';
 import type { AppContext } from '../http/context.js';
 import { ALL_SCOPES, type Mode, type Payer, type Scope } from '../auth/principal.js';
-import { findCall, listCalls, presentCall } from '../calls/calls.js';
+import { findCall, listCalls, presentCallWithStats } from '../calls/calls.js';
+import { renderTranscript, transcriptPage } from '../calls/transcripts.js';
 import { eventHistory } from '../events/history.js';
 import { listMessages, type MessagePage } from '../sessions/messagePages.js';
 import { agentAudioPath } from '../sessions/messages.js';
@@ -48,6 +49,8 @@ import { windowDays } from './usageChart.js';
 const MODE_COOKIE = 'console_mode';
 /** Events and charges a call's or session's page shows, its messages, a history page's rows, a CSV export's. */
 const DETAIL_EVENTS = 100;
+/** The utterances a call's page shows; the WebVTT download holds them all. */
+const DETAIL_UTTERANCES = 200;
 const DETAIL_MESSAGES = 200;
 const HISTORY_LIMIT = 100;
 const CSV_LIMIT = 100_000;
@@ -226,12 +229,27 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const view = viewOf(signedIn, req, '/console/calls');
     const payer = { orgId: signedIn.orgId, mode: view.mode };
     const row = await findCall(app.db, payer, String(req.params.callId));
-    const [events, charges] = await Promise.all([
+    const [events, charges, transcript, presented] = await Promise.all([
       eventHistory(app.db, payer, { objectId: row.id, limit: DETAIL_EVENTS }),
       listLedger(app.db, signedIn.orgId, { limit: DETAIL_EVENTS }, { mode: view.mode, references: [row.id] }),
+      transcriptPage(app.db, row, 0, DETAIL_UTTERANCES + 1),
+      presentCallWithStats(app, row),
     ]);
-    const call = { ...presentCall(row), agent_joined_at: row.agent_joined_at?.toISOString() ?? null, customer_joined_at: row.customer_joined_at?.toISOString() ?? null };
-    page(res, callPage(view, call, { events, charges }));
+    const call = { ...presented, agent_joined_at: row.agent_joined_at?.toISOString() ?? null, customer_joined_at: row.customer_joined_at?.toISOString() ?? null };
+    const utterances = transcript.utterances.slice(0, DETAIL_UTTERANCES);
+    page(res, callPage(view, call, { events, charges, utterances, moreUtterances: transcript.utterances.length > DETAIL_UTTERANCES }));
+  });
+
+  router.get('/console/calls/:callId/transcript.vtt', async (req, res) => {
+    const signedIn = await member(req, res);
+    if (!signedIn) return;
+    const row = await findCall(app.db, { orgId: signedIn.orgId, mode: viewOf(signedIn, req, '/console/calls').mode }, String(req.params.callId));
+    res
+      .status(200)
+      .type('text/vtt; charset=utf-8')
+      .set('Cache-Control', 'no-store')
+      .set('Content-Disposition', `attachment; filename="transcript-${row.id}.vtt"`)
+      .send(await renderTranscript(app.db, row, 'vtt'));
   });
 
   router.get('/console/sessions/:sessionId', async (req, res) => {

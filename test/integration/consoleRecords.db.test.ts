@@ -63,14 +63,42 @@ describe(`console records: detail pages, events history, ledger (${backendName})
     await html('/console/sessions/ses_nothing', 404);
   });
 
-  it("shows a call's sides and presence, its events, and a place for its transcript", async () => {
+  it("shows a call's sides and presence, its events, how it went once ended, and its transcript in both languages with a WebVTT download", async () => {
     const call = await api('/v1/calls', { agent_language: 'en', customer_language: 'fi', agent_name: 'Alice', customer_name: 'Matti' });
     expect(await html('/console/calls')).toContain(`<a href="/console/calls/${call.id}">`);
-    const page = await html(`/console/calls/${call.id}`);
-    expect(page).toContain('Alice (en), <span class="muted">not joined</span>');
-    expect(page).toContain('Matti (fi)');
-    expect(page).toContain('call.created');
-    expect(page).toContain(`data-transcript-for="${call.id}"`);
+    const open = await html(`/console/calls/${call.id}`);
+    expect(open).toContain('Alice (en), <span class="muted">not joined</span>');
+    expect(open).toContain('Matti (fi)');
+    expect(open).toContain('call.created');
+    expect(open).toContain('Shown once the call has ended.');
+    expect(open).toContain('No utterances');
+
+    const started = new Date('2026-11-27T10:00:00Z');
+    const at = (ms: number) => new Date(started.getTime() + ms);
+    await t.server.app.db('call_utterances').insert([
+      { call_id: call.id, side: 'agent', speaker: 'Alice', language: 'en', text: 'Hello <there>', translation_language: 'fi', translation_text: 'Hei', started_at: at(1_000), ended_at: at(2_500), offset_ms: 1_000 },
+      { call_id: call.id, side: 'customer', speaker: 'Matti', language: 'fi', text: 'Kiitos', translation_language: 'en', translation_text: 'Thank you', started_at: at(65_000), ended_at: at(66_000), offset_ms: 65_000 },
+    ]);
+    await api(`/v1/calls/${call.id}/end`, {});
+    const ended = await html(`/console/calls/${call.id}`);
+    expect(ended).toContain('<span lang="en">Hello &lt;there&gt;</span>');
+    expect(ended).toContain('<span lang="fi">Hei</span>');
+    expect(ended).toContain('<span lang="fi">Kiitos</span>');
+    expect(ended).toContain('<span lang="en">Thank you</span>');
+    expect(ended).toMatch(/>01:05<\/time>/);
+    expect(ended).toContain('Latency, agent to customer');
+    expect(ended).not.toContain('Shown once the call has ended.');
+
+    const vtt = await member.get(`/console/calls/${call.id}/transcript.vtt`);
+    expect(vtt.status).toBe(200);
+    expect(vtt.headers.get('content-type')).toMatch(/^text\/vtt/);
+    expect(vtt.headers.get('content-disposition')).toContain(`transcript-${call.id}.vtt`);
+    const text = await vtt.text();
+    expect(text.startsWith('WEBVTT')).toBe(true);
+    expect(text).toContain('Kiitos');
+    expect(text).toContain('Thank you');
+    // Another organization's call is not there.
+    await html('/console/calls/call_nothing/transcript.vtt', 404);
   });
 
   it('filters the events history by type, object and time, and refuses a bad date (422)', async () => {

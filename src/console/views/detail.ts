@@ -1,6 +1,9 @@
 // A call's and a support session's own page (the lists link to them): status, languages, the sides and
-// their presence, the chat's messages in both languages, the events about it and what it was charged.
+// their presence, how the call went and its transcript in both languages, the chat's messages in both
+// languages, the events about it and what it was charged.
+import type { CallStats } from '../../calls/callStats.js';
 import type { CallOut } from '../../calls/calls.js';
+import type { UtteranceOut } from '../../calls/transcripts.js';
 import type { EventPayload } from '../../events/types.js';
 import type { LedgerRowOut } from '../../money/index.js';
 import type { MessageOut } from '../../sessions/messages.js';
@@ -31,10 +34,43 @@ const facts = (pairs: Array<[string, string]>) => `<dl class="facts">${pairs.map
 
 const presence = (joinedAt: string | null) => (joinedAt ? `joined ${timeOf(joinedAt)}` : '<span class="muted">not joined</span>');
 
+/** mm:ss from the start of the call. */
+const offsetOf = (ms: number) => `${String(Math.floor(ms / 60_000)).padStart(2, '0')}:${String(Math.floor(ms / 1000) % 60).padStart(2, '0')}`;
+
+/** Each utterance as said and as the other side heard it, side by side, with its time in the call. */
+function transcriptSection(callId: string, utterances: UtteranceOut[], more: boolean): string {
+  if (!utterances.length) return '<p class="muted empty">No utterances: nobody spoke yet, the call keeps no transcript, or it was erased.</p>';
+  const rows = utterances.map((u) => [
+    `<time datetime="${escapeHtml(u.started_at)}">${offsetOf(u.offset_ms)}</time>`,
+    `${escapeHtml(u.speaker)} <span class="muted">(${escapeHtml(u.side)})</span>`,
+    `<span lang="${escapeHtml(u.language)}">${escapeHtml(u.text)}</span>`,
+    `<span lang="${escapeHtml(u.translation.language)}">${escapeHtml(u.translation.text)}</span>`,
+  ]);
+  const vtt = `/console/calls/${encodeURIComponent(callId)}/transcript.vtt`;
+  return `<p><a href="${vtt}" download>Download WebVTT</a>${more ? ' (the page shows the first utterances; the download holds them all)' : ''}</p>
+${table('Transcript: what each side said and what the other side heard', ['Time', 'Speaker', 'Said', 'Heard'], rows, '')}`;
+}
+
+const perSide = (values: { agent: number; customer: number }, unit: string) => `agent ${values.agent} ${unit}, customer ${values.customer} ${unit}`;
+const latency = (percentiles: { p50: number | null; p95: number | null } | null) =>
+  percentiles && percentiles.p50 !== null ? `p50 ${percentiles.p50} ms, p95 ${percentiles.p95} ms` : '<span class="muted">no interpreted turns</span>';
+
+function statsFacts(stats: CallStats | null): string {
+  if (!stats) return '<p class="muted empty">Shown once the call has ended.</p>';
+  return facts([
+    ['Present', perSide(stats.seconds_present, 's')],
+    ['Interpreted', perSide(stats.seconds_interpreted, 's')],
+    ['Charged', escapeHtml(String(stats.amount_charged))],
+    ['Latency, agent to customer', latency(stats.latency_ms.agent_to_customer)],
+    ['Latency, customer to agent', latency(stats.latency_ms.customer_to_agent)],
+    ['Audio dropped', perSide(stats.frames_dropped, 'chunks')],
+  ]);
+}
+
 export function callPage(
   view: ConsoleView,
-  call: CallOut & { agent_joined_at: string | null; customer_joined_at: string | null },
-  related: { events: EventPayload[]; charges: LedgerRowOut[] },
+  call: CallOut & { agent_joined_at: string | null; customer_joined_at: string | null; stats: CallStats | null },
+  related: { events: EventPayload[]; charges: LedgerRowOut[]; utterances: UtteranceOut[]; moreUtterances: boolean },
 ): string {
   return consolePage(
     view,
@@ -50,10 +86,13 @@ ${facts([
   ['External id', escapeHtml(call.external_id ?? '')],
   ['Support session', call.support_session_id ? `<a href="/console/sessions/${encodeURIComponent(call.support_session_id)}"><code>${escapeHtml(call.support_session_id)}</code></a>` : '<span class="muted">none</span>'],
 ])}
-<section aria-labelledby="transcript-title" id="transcript" data-transcript-for="${escapeHtml(call.id)}">
+<section aria-labelledby="stats-title" id="stats">
+<h3 id="stats-title">How the call went</h3>
+${statsFacts(call.stats)}
+</section>
+<section aria-labelledby="transcript-title" id="transcript">
 <h3 id="transcript-title">Transcript</h3>
-<!-- TRANSCRIPT: the call records work (GET /v1/calls/{id}/transcript) renders both languages side by side, with times and a WebVTT download, here. -->
-<p class="muted">The transcript of this call is not available here yet.</p>
+${transcriptSection(call.id, related.utterances, related.moreUtterances)}
 </section>
 <h3>Charges</h3>
 ${chargesTable('Charges of this call', related.charges)}
