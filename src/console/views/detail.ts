@@ -6,94 +6,105 @@ import type { LedgerRowOut } from '../../money/index.js';
 import type { MessageOut } from '../../sessions/messages.js';
 import type { SessionOut } from '../../sessions/sessions.js';
 import { escapeHtml } from '../../web/html.js';
-import { consolePage, table, timeOf, type ConsoleView } from '../layout.js';
+import type { PageWords } from '../../web/i18n/catalogue.js';
+import { consolePage, table, timeOf, wordsWithHtml, type ConsoleView } from '../layout.js';
+import { statusOf } from './activity.js';
 
 /** The events about an object, each with its JSON (newest first), and a link to all of them in the history. */
-export function eventList(events: EventPayload[], empty: string): string {
+export function eventList(words: PageWords, events: EventPayload[], empty: string): string {
   if (!events.length) return `<p class="muted empty">${escapeHtml(empty)}</p>`;
   return `<ol class="events">${events
     .map(
-      (event) => `<li><p><strong class="event-type">${escapeHtml(event.type)}</strong> ${timeOf(event.created_at)}</p>
+      (event) => `<li><p><strong class="event-type">${escapeHtml(event.type)}</strong> ${timeOf(words, event.created_at)}</p>
 <details><summary>${escapeHtml(event.id)}</summary><pre>${escapeHtml(JSON.stringify(event, null, 2))}</pre></details></li>`,
     )
     .join('')}</ol>`;
 }
 
-export const chargesTable = (caption: string, rows: LedgerRowOut[]) =>
+export const chargesTable = (words: PageWords, caption: string, rows: LedgerRowOut[]) =>
   table(
     caption,
-    ['When', 'Kind', 'Quantity', 'Amount', 'For'],
-    rows.map((row) => [timeOf(row.created_at), escapeHtml(row.kind), String(row.quantity), escapeHtml(String(row.amount)), escapeHtml(row.reference ?? '')]),
-    'No charges.',
+    [words.t('console.when'), words.t('console.kind'), words.t('console.quantity'), words.t('console.amount'), words.t('console.for')],
+    rows.map((row) => [timeOf(words, row.created_at), escapeHtml(words.t(`console.ledgerKind.${row.kind}`)), String(row.quantity), escapeHtml(String(row.amount)), escapeHtml(row.reference ?? '')]),
+    words.t('console.noCharges'),
   );
 
 const facts = (pairs: Array<[string, string]>) => `<dl class="facts">${pairs.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${value}</dd>`).join('')}</dl>`;
 
-const presence = (joinedAt: string | null) => (joinedAt ? `joined ${timeOf(joinedAt)}` : '<span class="muted">not joined</span>');
+const presence = (words: PageWords, joinedAt: string | null) =>
+  joinedAt ? wordsWithHtml(words, 'console.detail.joined', { time: timeOf(words, joinedAt) }) : `<span class="muted">${escapeHtml(words.t('console.detail.notJoined'))}</span>`;
+const muted = (text: string) => `<span class="muted">${escapeHtml(text)}</span>`;
 
 export function callPage(
   view: ConsoleView,
   call: CallOut & { agent_joined_at: string | null; customer_joined_at: string | null },
   related: { events: EventPayload[]; charges: LedgerRowOut[] },
 ): string {
+  const { words } = view;
+  const { t } = words;
   return consolePage(
     view,
-    `Call ${call.id}`,
-    `<p><a href="/console/calls">All calls</a></p>
+    t('console.detail.call', { id: call.id }),
+    `<p><a href="/console/calls">${escapeHtml(t('console.detail.allCalls'))}</a></p>
 ${facts([
-  ['Status', `<span class="status ${call.status}">${call.status}</span>`],
-  ['Created', timeOf(call.created_at)],
-  ['Ended', call.ended_at ? timeOf(call.ended_at) : '<span class="muted">not yet</span>'],
-  ['Agent', `${escapeHtml(call.agent_name)} (${escapeHtml(call.agent_language)}), ${presence(call.agent_joined_at)}`],
-  ['Customer', `${escapeHtml(call.customer_name ?? 'Customer')} (${escapeHtml(call.customer_language ?? 'any')}), ${presence(call.customer_joined_at)}`],
-  ['Video', call.video ? 'yes' : 'no'],
-  ['External id', escapeHtml(call.external_id ?? '')],
-  ['Support session', call.support_session_id ? `<a href="/console/sessions/${encodeURIComponent(call.support_session_id)}"><code>${escapeHtml(call.support_session_id)}</code></a>` : '<span class="muted">none</span>'],
+  [t('console.status'), statusOf(view, call.status)],
+  [t('console.created'), timeOf(words, call.created_at)],
+  [t('console.calls.ended'), call.ended_at ? timeOf(words, call.ended_at) : muted(t('console.detail.notYet'))],
+  [t('console.agent'), `${escapeHtml(call.agent_name)} (${escapeHtml(call.agent_language)}), ${presence(words, call.agent_joined_at)}`],
+  [t('console.customer'), `${escapeHtml(call.customer_name ?? t('console.customer'))} (${escapeHtml(call.customer_language ?? t('console.anyLanguage'))}), ${presence(words, call.customer_joined_at)}`],
+  [t('console.detail.video'), escapeHtml(t(call.video ? 'console.yes' : 'console.no'))],
+  [t('console.externalId'), escapeHtml(call.external_id ?? '')],
+  [t('console.detail.supportSession'), call.support_session_id ? `<a href="/console/sessions/${encodeURIComponent(call.support_session_id)}"><code>${escapeHtml(call.support_session_id)}</code></a>` : muted(t('console.none'))],
 ])}
 <section aria-labelledby="transcript-title" id="transcript" data-transcript-for="${escapeHtml(call.id)}">
-<h3 id="transcript-title">Transcript</h3>
+<h3 id="transcript-title">${escapeHtml(t('console.detail.transcript'))}</h3>
 <!-- TRANSCRIPT: the call records work (GET /v1/calls/{id}/transcript) renders both languages side by side, with times and a WebVTT download, here. -->
-<p class="muted">The transcript of this call is not available here yet.</p>
+<p class="muted">${escapeHtml(t('console.detail.noTranscript'))}</p>
 </section>
-<h3>Charges</h3>
-${chargesTable('Charges of this call', related.charges)}
-<h3>Events</h3>
-<p><a href="/console/events/history?object=${encodeURIComponent(call.id)}">In the events history</a></p>
-${eventList(related.events, 'No events about this call.')}`,
+<h3>${escapeHtml(t('console.detail.charges'))}</h3>
+${chargesTable(words, t('console.detail.callCharges'), related.charges)}
+<h3>${escapeHtml(t('console.nav.events'))}</h3>
+<p><a href="/console/events/history?object=${encodeURIComponent(call.id)}">${escapeHtml(t('console.detail.inHistory'))}</a></p>
+${eventList(words, related.events, t('console.detail.noCallEvents'))}`,
   );
 }
 
 export function sessionPage(view: ConsoleView, session: SessionOut, related: { messages: MessageOut[]; events: EventPayload[]; charges: LedgerRowOut[] }): string {
+  const { words } = view;
+  const { t } = words;
   const agent = session.agent_language;
-  const customer = session.customer_language ?? 'customer';
+  const customer = session.customer_language ?? t('console.anyLanguage');
   const messages = table(
-    'Messages in both languages',
-    ['When', 'From', `Agent's language (${agent})`, `Customer's language (${customer})`],
+    t('console.detail.messagesBoth'),
+    [t('console.when'), t('console.detail.from'), t('console.detail.agentLanguage', { language: agent }), t('console.detail.customerLanguage', { language: customer })],
     related.messages.map((m) => [
-      timeOf(m.created_at),
-      `${escapeHtml(m.author_name)}<br><span class="muted">${m.sender}${m.kind === 'voice' ? ', voice' : ''}</span>`,
+      timeOf(words, m.created_at),
+      `${escapeHtml(m.author_name)}<br><span class="muted">${escapeHtml(t(m.sender === 'agent' ? 'console.agent' : 'console.customer'))}${m.kind === 'voice' ? `, ${escapeHtml(t('console.detail.voice'))}` : ''}</span>`,
       `<span lang="${escapeHtml(agent)}">${escapeHtml(m.agent_text)}</span>`,
       `<span${session.customer_language ? ` lang="${escapeHtml(session.customer_language)}"` : ''}>${escapeHtml(m.customer_text)}</span>`,
     ]),
-    'No messages.',
+    t('console.detail.noMessages'),
   );
   return consolePage(
     view,
-    `Session ${session.id}`,
-    `<p><a href="/console/sessions">All sessions</a></p>
+    t('console.detail.session', { id: session.id }),
+    `<p><a href="/console/sessions">${escapeHtml(t('console.detail.allSessions'))}</a></p>
 ${facts([
-  ['Status', `<span class="status ${session.status}">${session.status}</span>`],
-  ['Created', timeOf(session.created_at)],
-  ['Agent', `${escapeHtml(session.agent_name)} (${escapeHtml(agent)})`],
-  ['Customer', `${escapeHtml(session.customer_name ?? 'Customer')} (${escapeHtml(session.customer_language ?? 'any')}), last seen ${timeOf(session.customer_last_seen_at)}`],
-  ['External id', escapeHtml(session.external_id ?? '')],
+  [t('console.status'), statusOf(view, session.status)],
+  [t('console.created'), timeOf(words, session.created_at)],
+  [t('console.agent'), `${escapeHtml(session.agent_name)} (${escapeHtml(agent)})`],
+  [
+    t('console.customer'),
+    `${escapeHtml(session.customer_name ?? t('console.customer'))} (${escapeHtml(customer)}), ${wordsWithHtml(words, 'console.detail.lastSeen', { time: timeOf(words, session.customer_last_seen_at) })}`,
+  ],
+  [t('console.externalId'), escapeHtml(session.external_id ?? '')],
 ])}
-<h3>Messages</h3>
+<h3>${escapeHtml(t('console.detail.messages'))}</h3>
 ${messages}
-<h3>Charges</h3>
-${chargesTable('Charges of this session', related.charges)}
-<h3>Events</h3>
-<p><a href="/console/events/history?object=${encodeURIComponent(session.id)}">In the events history</a></p>
-${eventList(related.events, 'No events about this session.')}`,
+<h3>${escapeHtml(t('console.detail.charges'))}</h3>
+${chargesTable(words, t('console.detail.sessionCharges'), related.charges)}
+<h3>${escapeHtml(t('console.nav.events'))}</h3>
+<p><a href="/console/events/history?object=${encodeURIComponent(session.id)}">${escapeHtml(t('console.detail.inHistory'))}</a></p>
+${eventList(words, related.events, t('console.detail.noSessionEvents'))}`,
   );
 }
