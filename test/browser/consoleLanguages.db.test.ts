@@ -11,8 +11,8 @@ import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 const EMAIL = 'ops@zylo.example';
-/** Data, not words of the page: ids, key prefixes, times, event type names, JSON. */
-const DATA = ['code', 'time', 'pre', '.event-type', 'option[value*="."]', 'details summary'];
+/** Data, not words of the page: ids, key prefixes, times, event type names, JSON, what a charge was for, an example URL. */
+const DATA = ['code', 'time', 'pre', '.event-type', 'option[value*="."]', 'details summary', '.reference', '#webhook-url'];
 
 describe(`console in the reader's language in chromium (${backendName})`, () => {
   let t: TestServer;

@@ -25,7 +25,7 @@ export const chargesTable = (words: PageWords, caption: string, rows: LedgerRowO
   table(
     caption,
     [words.t('console.when'), words.t('console.kind'), words.t('console.quantity'), words.t('console.amount'), words.t('console.for')],
-    rows.map((row) => [timeOf(words, row.created_at), escapeHtml(words.t(`console.ledgerKind.${row.kind}`)), String(row.quantity), escapeHtml(String(row.amount)), escapeHtml(row.reference ?? '')]),
+    rows.map((row) => [timeOf(words, row.created_at), escapeHtml(words.t(`console.ledgerKind.${row.kind}`)), String(row.quantity), escapeHtml(String(row.amount)), row.reference ? `<span class="reference">${escapeHtml(row.reference)}</span>` : '']),
     words.t('console.noCharges'),
   );
 
