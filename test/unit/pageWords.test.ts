@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { consoleLanguage } from '../../src/console/language.js';
+import { contract } from '../../src/http/contract.js';
 import { PAGE_LANGUAGES, WORD_KEYS, translator } from '../../src/web/i18n/catalogue.js';
 
 describe("the pages' word catalogue", () => {
@@ -45,5 +46,12 @@ describe("the pages' word catalogue", () => {
     expect(consoleLanguage('ar;q=0, ja')).toBe('ja');
     expect(consoleLanguage('en-GB, ar')).toBe('en');
     expect(consoleLanguage('*')).toBe('en');
+  });
+
+  it("words each scope in English as the contract's OAuth2 scheme does, and has every scope", () => {
+    const scopes: Record<string, string> = contract.components.securitySchemes.OAuth2.flows.authorizationCode.scopes;
+    const english = translator('en');
+    for (const [scope, words] of Object.entries(scopes)) expect(english.t(`console.scope.${scope}`)).toBe(words);
+    expect(WORD_KEYS.filter((key) => key.startsWith('console.scope.')).length).toBe(Object.keys(scopes).length);
   });
 });
