@@ -11,7 +11,7 @@ describe("the pages' word catalogue", () => {
       ...{ name: 'N', seconds: 3, company: 'C', language: 'L', ms: 5, elapsed: '0:01', max: '1:55', status: 418 },
       // the console's
       ...{ email: 'e', id: 'i', old: 'o', until: 'u', time: 't', org: 'O', count: 2, min: 1, days: 4, text: 'x', voice: 'v', amount: 'a' },
-      ...{ label: 'l', from: 'f', to: 't', total: 'T', most: 'M', url: 'U', field: 'F', link: 'K', on: 'Y', role: 'R', secret: 'S' },
+      ...{ label: 'l', from: 'f', to: 't', total: 'T', most: 'M', url: 'U', field: 'F', link: 'K', on: 'Y', role: 'R', secret: 'S', app: 'A' },
     };
     const english = translator('en');
     for (const language of PAGE_LANGUAGES.filter((code) => code !== 'en')) {
