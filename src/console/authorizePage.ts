@@ -3,14 +3,17 @@
 // the console's session cookie, redirects. The rules live in ../oauth/authorization.ts.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express, { type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { AppContext } from '../http/context.js';
 import { signInUrl, signedInMember, checkCsrf, hasRole, type SignedInMember } from './session.js';
 import { ApiError, errors } from '../errors.js';
 import { parseForm } from '../http/router.js';
 import { pageSecurityPolicy } from '../http/securityHeaders.js';
-import { escapeHtml, htmlDocument } from '../web/html.js';
-import { SCOPE_WORDS } from '../web/scopeWords.js';
+import { escapeHtml } from '../web/html.js';
+import type { PageWords } from '../web/i18n/catalogue.js';
+import { consoleWords } from './language.js';
+import { consoleDocument, wordsWithHtml } from './layout.js';
+import { problemText } from './router.js';
 import {
   approve,
   backToApp,
@@ -26,27 +29,33 @@ const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oauth');
 const AUTHORIZE_PATH = '/oauth2/authorize';
 const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
 
-const page = (title: string, body: string) =>
-  htmlDocument({ title, stylesheets: ['/oauth2-assets/consent.css'], body: `<main>${body}</main>` });
+const page = (words: PageWords, title: string, body: string) =>
+  consoleDocument(words, { title, stylesheets: ['/oauth2-assets/consent.css'], body: `<main>${body}</main>` });
 
-function errorPage(res: Response, status: number, message: string): void {
+function errorPage(req: Request, res: Response, status: number, message: string): void {
+  const words = consoleWords(req);
+  const title = words.t('console.consent.cannot');
   res.set({ 'Content-Security-Policy': pageSecurityPolicy('self'), 'X-Frame-Options': 'SAMEORIGIN' });
-  res.status(status).type('html').set('Cache-Control', 'no-store').send(page('Cannot connect the app', `<h1>Cannot connect the app</h1><p class="error">${escapeHtml(message)}</p>`));
+  res.status(status).type('html').set('Cache-Control', 'no-store').send(page(words, title, `<h1>${escapeHtml(title)}</h1><p class="error">${escapeHtml(message)}</p>`));
 }
 
-function consentPage(request: AuthorizationRequest, member: SignedInMember): string {
+function consentPage(words: PageWords, request: AuthorizationRequest, member: SignedInMember): string {
+  const { t } = words;
   const hidden = (name: string, value: string | null) => (value === null ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`);
-  const scopes = request.scopes.map((scope) => `<li>${escapeHtml(SCOPE_WORDS[scope])} <code>${escapeHtml(scope)}</code></li>`).join('');
+  const scopes = request.scopes.map((scope) => `<li>${escapeHtml(t(`console.scope.${scope}`))} <code>${escapeHtml(scope)}</code></li>`).join('');
+  const app = request.app.name;
+  const org = member.orgName;
   return page(
-    `Allow ${request.app.name}?`,
-    `<h1>Allow <strong>${escapeHtml(request.app.name)}</strong> to use <strong>${escapeHtml(member.orgName)}</strong>?</h1>
-<p class="who">Signed in as ${escapeHtml(member.email)}</p>
-<p>${escapeHtml(request.app.name)} will be able to:</p>
+    words,
+    t('console.consent.title', { app }),
+    `<h1>${wordsWithHtml(words, 'console.consent.heading', { app: `<strong>${escapeHtml(app)}</strong>`, org: `<strong>${escapeHtml(org)}</strong>` })}</h1>
+<p class="who">${escapeHtml(t('console.consent.signedInAs', { email: member.email }))}</p>
+<p>${escapeHtml(t('console.consent.willBeAble', { app }))}</p>
 <ul>${scopes}</ul>
-<p>It acts in live mode, and what it does is billed to ${escapeHtml(member.orgName)}. You can disconnect it at any time in the console.</p>
+<p>${escapeHtml(t('console.consent.billed', { org }))}</p>
 <form method="post" action="${AUTHORIZE_PATH}">
 ${hidden('csrf_token', member.csrfToken)}${hidden('response_type', 'code')}${hidden('client_id', request.app.client_id)}${hidden('redirect_uri', request.redirectUriSent ? request.redirectUri : null)}${hidden('scope', request.scopes.join(' '))}${hidden('state', request.state)}${hidden('code_challenge', request.codeChallenge)}${hidden('code_challenge_method', request.codeChallenge ? 'S256' : null)}
-<div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="allow">Allow</button></div>
+<div class="actions"><button type="submit" name="decision" value="deny">${escapeHtml(t('console.consent.deny'))}</button><button type="submit" name="decision" value="allow">${escapeHtml(t('console.consent.allow'))}</button></div>
 </form>`,
   );
 }
@@ -68,33 +77,33 @@ export function authorizePageRouter(app: AppContext): express.Router {
   const issuer = issuerOf(app.config);
 
   /** Checks the request; answers the problem itself and returns null when there is one. */
-  const checked = async (res: Response, params: AuthorizationParams): Promise<AuthorizationRequest | null> => {
+  const checked = async (req: Request, res: Response, params: AuthorizationParams): Promise<AuthorizationRequest | null> => {
     const request = await checkAuthorization(app.db, params);
     if (!isProblem(request)) return request;
-    if (request.kind === 'page') errorPage(res, 400, request.message);
+    if (request.kind === 'page') errorPage(req, res, 400, request.message);
     else res.redirect(302, backToApp(issuer, request.redirectUri, { error: request.error, error_description: request.description, state: request.state }));
     return null;
   };
 
   router.get(AUTHORIZE_PATH, async (req, res) => {
-    const request = await checked(res, req.query);
+    const request = await checked(req, res, req.query);
     if (!request) return;
     const member = await signedInMember(app, req);
     if (!member) return res.redirect(303, signInUrl(authorizeUrl(req.query)));
     consentSecurity(res, request.redirectUri);
-    res.status(200).type('html').set('Cache-Control', 'no-store').send(consentPage(request, member));
+    res.status(200).type('html').set('Cache-Control', 'no-store').send(consentPage(consoleWords(req), request, member));
   });
 
   router.post(AUTHORIZE_PATH, parseForm, async (req, res) => {
     const form = (req.body ?? {}) as Record<string, unknown>;
-    const request = await checked(res, form);
+    const request = await checked(req, res, form);
     if (!request) return;
     const member = await signedInMember(app, req);
     if (!member) return res.redirect(303, signInUrl(authorizeUrl(form)));
     try {
       checkCsrf(member, req);
     } catch (err) {
-      if (err instanceof ApiError) return errorPage(res, err.status, 'This form has expired. Go back to the app and start again.');
+      if (err instanceof ApiError) return errorPage(req, res, err.status, consoleWords(req).t('console.consent.expired'));
       throw err;
     }
     if (form.decision !== 'allow') {
@@ -102,8 +111,8 @@ export function authorizePageRouter(app: AppContext): express.Router {
     }
     // Connecting an app changes what can act on the organization: not a viewer's to do, nor anybody's
     // before the two-factor sign-in their organization requires.
-    if (!hasRole(member, 'admin')) return errorPage(res, 403, errors.roleRequired('admin', member.role).message);
-    if (member.orgRequiresTwoFactor && !member.twoFactor) return errorPage(res, 403, errors.twoFactorRequired().message);
+    if (!hasRole(member, 'admin')) return errorPage(req, res, 403, problemText(req, errors.roleRequired('admin', member.role)));
+    if (member.orgRequiresTwoFactor && !member.twoFactor) return errorPage(req, res, 403, problemText(req, errors.twoFactorRequired()));
     const code = await approve(app, request, { orgId: member.orgId, memberId: member.id });
     res.redirect(302, backToApp(issuer, request.redirectUri, { code, state: request.state }));
   });

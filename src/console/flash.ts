@@ -12,7 +12,7 @@ export type Flash =
   | { kind: 'webhookSecret'; endpointId: string; secret: string; rotated: boolean }
   | { kind: 'link'; link: MadeLink; purpose: 'invitation' | 'password_reset'; email: string }
   | { kind: 'recoveryCodes'; codes: string[] }
-  | { kind: 'notice'; text: string };
+  | { kind: 'notice'; key: string; values?: Record<string, string | number> };
 
 export async function leaveFlash(app: AppContext, sessionId: string, flash: Flash): Promise<void> {
   await leaveForNextPage(app.db, sessionId, sealText(JSON.stringify(flash), app.secretsKey));

@@ -44,6 +44,7 @@ import { overviewPage } from './views/overview.js';
 import { RECENT_DELIVERIES, SECRET_OVERLAPS, webhooksPage, type WebhooksOutcome } from './views/webhooks.js';
 import { endpointInput, EVENT_TYPES, refusalText, type EndpointForm } from './webhookForm.js';
 import { windowDays } from './usageChart.js';
+import { consoleWords } from './language.js';
 
 /** The mode in view; live unless the member switched to test data. */
 const MODE_COOKIE = 'console_mode';
@@ -96,12 +97,13 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     requireRole(found, needed);
     return found;
   };
-  const viewOf = (signedIn: SignedInMember, req: Request, path: SectionPath, mode = modeOf(req)): ConsoleView => ({ member: signedIn, mode, path });
+  const viewOf = (signedIn: SignedInMember, req: Request, path: SectionPath, mode = modeOf(req)): ConsoleView => ({ member: signedIn, words: consoleWords(req), mode, path });
   /** The view of a page, with what the form before it left (said once; a reload shows it no more). */
   const pageView = async (signedIn: SignedInMember, req: Request, path: SectionPath): Promise<{ view: ConsoleView; flashes: Flash[] }> => {
     const flashes = await takeFlashes(app, signedIn.sessionId);
-    const notices = flashes.flatMap((f) => (f.kind === 'notice' ? [f.text] : []));
-    return { view: { ...viewOf(signedIn, req, path), notices }, flashes };
+    const view = viewOf(signedIn, req, path);
+    const notices = flashes.flatMap((f) => (f.kind === 'notice' ? [view.words.t(f.key, f.values)] : []));
+    return { view: { ...view, notices }, flashes };
   };
   const flashOf = <K extends Flash['kind']>(flashes: Flash[], kind: K) => flashes.find((f): f is Extract<Flash, { kind: K }> => f.kind === kind);
   /** Post/redirect/get: the page to show next, with what to say there once. */
@@ -109,7 +111,8 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     for (const flash of flashes) await leaveFlash(app, signedIn.sessionId, flash);
     res.redirect(303, to);
   };
-  const notice = (text: string): Flash => ({ kind: 'notice', text });
+  /** A notice for the next page, worded there in its reader's language. */
+  const notice = (key: string, values?: Record<string, string | number>): Flash => ({ kind: 'notice', key, values });
   const page = (res: Response, html: string, status = 200) => res.status(status).type('html').send(html);
   const setMode = (res: Response, mode: Mode) =>
     res.cookie(MODE_COOKIE, mode, { httpOnly: true, sameSite: 'lax', secure: cookie.secure, path: '/console' });
@@ -140,11 +143,12 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const scopes = formValues(req, 'scopes');
     const view = viewOf(signedIn, req, '/console/keys');
     const refuse = async (error: string) => page(res, keysPage(view, await listApiKeys(app.db, signedIn.orgId), { error }), 422);
-    if (mode !== 'live' && mode !== 'test') return refuse('Choose live or test.');
-    if (!scopes.length) return refuse('Choose at least one scope.');
-    if (!scopes.every((s): s is Scope => (ALL_SCOPES as readonly string[]).includes(s))) return refuse('Unknown scope.');
+    const { t } = view.words;
+    if (mode !== 'live' && mode !== 'test') return refuse(t('console.keys.chooseMode'));
+    if (!scopes.length) return refuse(t('console.keys.chooseScope'));
+    if (!scopes.every((s): s is Scope => (ALL_SCOPES as readonly string[]).includes(s))) return refuse(t('console.keys.unknownScope'));
     const name = formValue(req, 'name').trim();
-    if (name.length > KEY_NAME_MAX_LENGTH || unstorableParts([['body', { name }]]).length) return refuse(`The name may have ${KEY_NAME_MAX_LENGTH} characters (no NUL).`);
+    if (name.length > KEY_NAME_MAX_LENGTH || unstorableParts([['body', { name }]]).length) return refuse(t('console.keys.nameLength', { max: KEY_NAME_MAX_LENGTH }));
     const created = await createApiKey(app.db, signedIn.orgId, mode, scopes, { name, createdBy: signedIn.email });
     // The new key's mode is the one in view from now on, so that it is listed beside the others.
     setMode(res, mode);
@@ -155,7 +159,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const signedIn = await poster(req, res);
     const keyId = String(req.params.keyId);
     await revokeApiKey(app, keyId, signedIn.orgId);
-    await after(res, signedIn, '/console/keys', notice(`Key ${keyId} is revoked: requests with it are refused.`));
+    await after(res, signedIn, '/console/keys', notice('console.keys.revoked', { id: keyId }));
   });
 
   router.post('/console/keys/:keyId/roll', parseForm, async (req, res) => {
@@ -164,8 +168,10 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     if (!(ROLL_OVERLAPS_MS as readonly number[]).includes(overlapMs)) throw errors.badRequest('overlap_seconds must be 0, 3600, 86400 or 604800');
     const keyId = String(req.params.keyId);
     const { created, oldKeyExpiresAt } = await rollApiKey(app, keyId, signedIn.orgId, overlapMs, signedIn.email, app.now());
-    const old = oldKeyExpiresAt ? `${keyId} keeps working until ${oldKeyExpiresAt.slice(0, 16).replace('T', ' ')} UTC.` : `${keyId} is revoked.`;
-    await after(res, signedIn, '/console/keys', { kind: 'key', created }, notice(`Rolled: ${created.id} replaces ${keyId}; ${old}`));
+    const rolled = oldKeyExpiresAt
+      ? notice('console.keys.rolledOverlap', { id: created.id, old: keyId, until: `${oldKeyExpiresAt.slice(0, 16).replace('T', ' ')} UTC` })
+      : notice('console.keys.rolled', { id: created.id, old: keyId });
+    await after(res, signedIn, '/console/keys', { kind: 'key', created }, rolled);
   });
 
   router.get('/console/phone-numbers', async (req, res) => {
@@ -185,7 +191,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
   router.post('/console/apps/:connectionId/revoke', parseForm, async (req, res) => {
     const signedIn = await poster(req, res);
     await revokeConnections(app, { id: String(req.params.connectionId), org_id: signedIn.orgId }, 'revoked in the console');
-    await after(res, signedIn, '/console/apps', notice('The app is disconnected: its tokens no longer work.'));
+    await after(res, signedIn, '/console/apps', notice('console.apps.disconnected'));
   });
 
   router.get('/console/calls', async (req, res) => {
@@ -216,11 +222,12 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
   };
   /** The time span of a filter form (`to` inclusive), or the refusal to say. */
   const spanOf = (req: Request) => {
+    const badDates = consoleWords(req).t('console.history.badDates');
     const from = queryText(req, 'from', 10);
     const to = queryText(req, 'to', 10);
     const since = dayOf(from);
     const until = dayOf(to, 1);
-    return { from, to, since: since ?? undefined, until: until ?? undefined, error: since === null || until === null ? 'Dates are written YYYY-MM-DD.' : undefined };
+    return { from, to, since: since ?? undefined, until: until ?? undefined, error: since === null || until === null ? badDates : undefined };
   };
 
   router.get('/console/calls/:callId', async (req, res) => {
@@ -370,7 +377,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     } catch (err) {
       // Refused (a bad URL, a private address, too many endpoints): said in the page, the form kept.
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      await showWebhooks(res, view, { refused: { message: refusalText(err), form } }, err.status);
+      await showWebhooks(res, view, { refused: { message: refusalText(view.words, err), form } }, err.status);
     }
   });
 
@@ -423,15 +430,16 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const signedIn = await poster(req, res, 'owner');
     const email = formValue(req, 'email').trim();
     const role = MEMBER_ROLES.find((r) => r === formValue(req, 'role'));
-    const refuse = (error: string, status = 422) => showMembers(res, viewOf(signedIn, req, '/console/members'), { error, email }, status);
-    if (!role) return refuse('Choose a role.');
-    if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) return refuse('Enter the email of the person to invite.');
+    const view = viewOf(signedIn, req, '/console/members');
+    const refuse = (error: string, status = 422) => showMembers(res, view, { error, email }, status);
+    if (!role) return refuse(view.words.t('console.members.chooseRole'));
+    if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) return refuse(view.words.t('console.members.enterEmail'));
     try {
       const link = await createInvitation(app.db, app.config.publicBaseUrl, signedIn.orgId, { email, role, createdBy: signedIn.id }, app.now());
       await after(res, signedIn, '/console/members', { kind: 'link', link, purpose: 'invitation', email: email.toLowerCase() });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 409) throw err;
-      await refuse('This email is already a member of the organization.', 409);
+      await refuse(view.words.t('console.members.alreadyMember'), 409);
     }
   });
 
@@ -447,19 +455,19 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const role = MEMBER_ROLES.find((r) => r === formValue(req, 'role'));
     if (!role) throw errors.badRequest('role must be owner, admin or viewer');
     const changed = await updateMember(app, signedIn.orgId, memberId, { role }, app.now());
-    return notice(`${changed.email} is now ${role === 'admin' || role === 'owner' ? 'an' : 'a'} ${role}.`);
+    return notice(`console.members.nowRole.${role}`, { email: changed.email });
   });
   memberChange('disable', async (signedIn, memberId) => {
     const changed = await updateMember(app, signedIn.orgId, memberId, { disabled: true }, app.now());
-    return notice(`${changed.email} is disabled and signed out everywhere.`);
+    return notice('console.members.disabled', { email: changed.email });
   });
   memberChange('enable', async (signedIn, memberId) => {
     const changed = await updateMember(app, signedIn.orgId, memberId, { disabled: false }, app.now());
-    return notice(`${changed.email} may sign in again.`);
+    return notice('console.members.enabled', { email: changed.email });
   });
   memberChange('remove', async (signedIn, memberId) => {
     await removeMember(app, signedIn.orgId, memberId);
-    return notice('The member is removed and signed out everywhere.');
+    return notice('console.members.removed');
   });
   memberChange('password_reset', async (signedIn, memberId) => {
     const link = await createPasswordReset(app.db, app.config.publicBaseUrl, signedIn.orgId, memberId, signedIn.id, app.now());
@@ -484,7 +492,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const signedIn = await member(req, res);
     if (!signedIn) return;
     const { view, flashes } = await pageView(signedIn, req, '/console/account');
-    if (signedIn.orgRequiresTwoFactor && !signedIn.twoFactor) view.notices = [...(view.notices ?? []), 'Your organization requires two-factor sign-in: set it up below to use the console.'];
+    if (signedIn.orgRequiresTwoFactor && !signedIn.twoFactor) view.notices = [...(view.notices ?? []), view.words.t('console.account.required')];
     await showAccount(res, view, { recoveryCodes: flashOf(flashes, 'recoveryCodes')?.codes });
   });
 
@@ -498,17 +506,18 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const signedIn = await poster(req, res, 'viewer');
     try {
       const codes = await confirmEnrollment(app, signedIn.id, formValue(req, 'code'), app.now());
-      await after(res, signedIn, '/console/account#two-factor', { kind: 'recoveryCodes', codes }, notice('Two-factor sign-in is on.'));
+      await after(res, signedIn, '/console/account#two-factor', { kind: 'recoveryCodes', codes }, notice('console.account.twoFactorOn'));
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 422) throw err;
-      await showAccount(res, viewOf(signedIn, req, '/console/account'), { error: 'That code is not the one the app shows now. Try the newest one.' }, 422);
+      const view = viewOf(signedIn, req, '/console/account');
+      await showAccount(res, view, { error: view.words.t('console.account.wrongCode') }, 422);
     }
   });
 
   router.post('/console/account/two-factor/disable', parseForm, async (req, res) => {
     const signedIn = await poster(req, res, 'viewer');
     await disableTwoFactor(app.db, signedIn.id);
-    await after(res, signedIn, '/console/account#two-factor', notice('Two-factor sign-in is off.'));
+    await after(res, signedIn, '/console/account#two-factor', notice('console.account.twoFactorOff'));
   });
 
   router.post('/console/members/require-two-factor', parseForm, async (req, res) => {
@@ -516,18 +525,19 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const required = formValue(req, 'required') === 'on';
     if (required && !signedIn.twoFactor) throw errors.conflict('set up two-factor sign-in for yourself first (Your account), so you are not locked out');
     await setRequireTwoFactor(app.db, signedIn.orgId, required);
-    await after(res, signedIn, '/console/members', notice(required ? 'Every member must now sign in with two-factor.' : 'Two-factor sign-in is no longer required.'));
+    await after(res, signedIn, '/console/members', notice(required ? 'console.members.twoFactorRequired' : 'console.members.twoFactorNotRequired'));
   });
 
   router.post('/console/account/password', parseForm, async (req, res) => {
     const signedIn = await poster(req, res, 'viewer');
     const current = formValue(req, 'current_password');
     const next = formValue(req, 'new_password');
-    const refuse = (error: string, status: number) => showAccount(res, viewOf(signedIn, req, '/console/account'), { error }, status);
-    if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return refuse(`The new password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`, 422);
-    if (current.length > 1024 || !(await isMembersPassword(app.db, signedIn.id, current))) return refuse('The current password is not right.', 403);
+    const view = viewOf(signedIn, req, '/console/account');
+    const refuse = (error: string, status: number) => showAccount(res, view, { error }, status);
+    if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return refuse(view.words.t('console.password.length', { min: MIN_PASSWORD_LENGTH, max: 1024 }), 422);
+    if (current.length > 1024 || !(await isMembersPassword(app.db, signedIn.id, current))) return refuse(view.words.t('console.account.wrongPassword'), 403);
     await setPassword(app, signedIn.id, next, signedIn.sessionId);
-    await after(res, signedIn, '/console/account', notice('Your password is changed; your other sessions are signed out.'));
+    await after(res, signedIn, '/console/account', notice('console.account.passwordChanged'));
   });
 
   router.post('/console/account/sign-out-everywhere', parseForm, async (req, res) => {

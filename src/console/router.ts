@@ -15,13 +15,14 @@ import { MIN_PASSWORD_LENGTH } from '../members/passwords.js';
 import { endMemberSession, startMemberSession } from '../members/sessions.js';
 import { CHALLENGE_TTL_MS, checkSecondFactor, endChallenge, findChallenge, hasTwoFactor, startChallenge } from '../members/twoFactor.js';
 import { problemPage } from './layout.js';
+import { consoleWords } from './language.js';
+import { WORD_KEYS } from '../web/i18n/catalogue.js';
 import { organizationPages } from './organizationPages.js';
 import { linkPage, signInPage, twoFactorPage, usedLinkPage } from './pages.js';
 import { checkCsrf, isForeignOrigin, isHttps, isSameOriginPath, readCookie, sessionCookieName, signedInMember } from './session.js';
 
 const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '../web/console');
 
-const WRONG_CREDENTIALS = 'Wrong email or password.';
 const HOME = '/console';
 
 /** A sign-in whose password was right, waiting for its second factor (its token; path /console). */
@@ -45,6 +46,17 @@ const sameText = (a: string, b: string) => {
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 };
+
+/**
+ * A refusal as the reader reads it: the API's own (English) sentence in English, else the catalogue's
+ * words for its status (`console.error.<status>`).
+ */
+export function problemText(req: Request, err: ApiError): string {
+  const words = consoleWords(req);
+  if (words.lang === 'en') return err.message;
+  const key = `console.error.${err.status}`;
+  return words.t(WORD_KEYS.includes(key) ? key : 'console.error.other');
+}
 
 export function consoleRouter(app: AppContext): express.Router {
   const router = express.Router();
@@ -74,7 +86,7 @@ export function consoleRouter(app: AppContext): express.Router {
   };
 
   const showSignIn = (req: express.Request, res: express.Response, status: number, options: { email?: string; error?: string } = {}) => {
-    res.status(status).type('html').send(signInPage({ returnTo: returnToOf(req), formToken: formToken(req, res), ...options }));
+    res.status(status).type('html').send(signInPage(consoleWords(req), { returnTo: returnToOf(req), formToken: formToken(req, res), ...options }));
   };
 
   router.get('/console/sign-in', async (req, res) => {
@@ -97,7 +109,7 @@ export function consoleRouter(app: AppContext): express.Router {
     if (wait) res.set('Retry-After', String(wait));
     return { address, emailKey, wait };
   };
-  const tooMany = (wait: number) => `Too many failed sign-ins. Try again in ${wait} seconds.`;
+  const tooMany = (req: express.Request, wait: number) => consoleWords(req).t('console.signIn.tooMany', { seconds: wait });
 
   router.post('/console/sign-in', parseForm, async (req, res) => {
     const email = field(req.body, 'email') ?? '';
@@ -105,12 +117,12 @@ export function consoleRouter(app: AppContext): express.Router {
     const sentToken = field(req.body, 'csrf_token') ?? '';
     const cookieToken = readCookie(req, FORM_COOKIE) ?? '';
     if (isForeignOrigin(req) || !cookieToken || !sameText(sentToken, cookieToken)) {
-      return showSignIn(req, res, 403, { email, error: 'This sign-in form has expired or came from another site. Please sign in again.' });
+      return showSignIn(req, res, 403, { email, error: consoleWords(req).t('console.signIn.expired') });
     }
-    if (!email || !password) return showSignIn(req, res, 422, { email, error: 'Enter your email and password.' });
+    if (!email || !password) return showSignIn(req, res, 422, { email, error: consoleWords(req).t('console.signIn.missing') });
 
     const throttle = await throttled(req, res, email);
-    if (throttle.wait) return showSignIn(req, res, 429, { email, error: tooMany(throttle.wait) });
+    if (throttle.wait) return showSignIn(req, res, 429, { email, error: tooMany(req, throttle.wait) });
     const { address, emailKey } = throttle;
 
     const member =
@@ -120,7 +132,7 @@ export function consoleRouter(app: AppContext): express.Router {
     if (!member) {
       await app.failedAttempts.record(address);
       await app.signInThrottle.refused(address, emailKey, app.now());
-      return showSignIn(req, res, 401, { email, error: WRONG_CREDENTIALS });
+      return showSignIn(req, res, 401, { email, error: consoleWords(req).t('console.signIn.wrong') });
     }
 
     res.clearCookie(FORM_COOKIE, { ...cookieBase, path: '/console' });
@@ -149,12 +161,12 @@ export function consoleRouter(app: AppContext): express.Router {
     const token = readCookie(req, CHALLENGE_COOKIE);
     return token ? findChallenge(app.db, token, app.now()) : undefined;
   };
-  const showTwoFactor = (res: express.Response, status: number, error?: string) =>
-    res.status(status).type('html').send(twoFactorPage({ error }));
+  const showTwoFactor = (req: express.Request, res: express.Response, status: number, error?: string) =>
+    res.status(status).type('html').send(twoFactorPage(consoleWords(req), { error }));
 
   router.get(TWO_FACTOR_PATH, async (req, res) => {
     if (!(await challengeOf(req))) return res.redirect(303, '/console/sign-in');
-    showTwoFactor(res, 200);
+    showTwoFactor(req, res, 200);
   });
 
   router.post(TWO_FACTOR_PATH, parseForm, async (req, res) => {
@@ -162,12 +174,12 @@ export function consoleRouter(app: AppContext): express.Router {
     const challenge = await challengeOf(req);
     if (!challenge) return res.redirect(303, '/console/sign-in');
     const throttle = await throttled(req, res, challenge.email);
-    if (throttle.wait) return showTwoFactor(res, 429, tooMany(throttle.wait));
+    if (throttle.wait) return showTwoFactor(req, res, 429, tooMany(req, throttle.wait));
     const code = (field(req.body, 'code') ?? '').slice(0, 100);
     if (!(await checkSecondFactor(app, challenge.memberId, code, app.now()))) {
       await app.failedAttempts.record(throttle.address);
       await app.signInThrottle.refused(throttle.address, throttle.emailKey, app.now());
-      return showTwoFactor(res, 401, 'That code did not work. Type the 6 digits your app shows now, or a recovery code.');
+      return showTwoFactor(req, res, 401, consoleWords(req).t('console.twoFactor.wrong'));
     }
     await endChallenge(app.db, challenge.id);
     res.clearCookie(CHALLENGE_COOKIE, { ...cookieBase, path: '/console' });
@@ -190,21 +202,21 @@ export function consoleRouter(app: AppContext): express.Router {
   const showLink = async (req: express.Request, res: express.Response, status: number, error?: string) => {
     const token = String(req.params.token);
     const link = await openLink(app.db, token, app.now());
-    res.status(status).type('html').send(linkPage({ token, ...link, error, minLength: MIN_PASSWORD_LENGTH }));
+    res.status(status).type('html').send(linkPage(consoleWords(req), { token, ...link, error, minLength: MIN_PASSWORD_LENGTH }));
   };
   router.get(linkRoute, async (req, res) => showLink(req, res, 200));
   router.post(linkRoute, parseForm, async (req, res) => {
     if (isForeignOrigin(req)) throw errors.invalidCsrfToken();
     const password = field(req.body, 'new_password') ?? '';
     if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024 || !storable(password)) {
-      return showLink(req, res, 422, `The password needs ${MIN_PASSWORD_LENGTH} to 1024 characters.`);
+      return showLink(req, res, 422, consoleWords(req).t('console.password.length', { min: MIN_PASSWORD_LENGTH, max: 1024 }));
     }
     const email = await useLink(app, String(req.params.token), password, app.now());
     res.redirect(303, `/console/sign-in?email=${encodeURIComponent(email)}`);
   });
   router.use('/console/link', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!(err instanceof ApiError) || err.status !== 410 || res.headersSent) return next(err);
-    res.status(410).type('html').send(usedLinkPage(err.message));
+    res.status(410).type('html').send(usedLinkPage(consoleWords(req), problemText(req, err)));
   });
 
   router.use(organizationPages(app, { secure, clearSession: (res) => res.clearCookie(cookieName, cookieBase) }));
@@ -213,7 +225,7 @@ export function consoleRouter(app: AppContext): express.Router {
   router.use('/console', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!(err instanceof ApiError) || res.headersSent || !req.accepts('html')) return next(err);
     for (const [name, value] of Object.entries(err.headers)) res.set(name, value);
-    res.status(err.status).type('html').send(problemPage(err.status, err.message));
+    res.status(err.status).type('html').send(problemPage(consoleWords(req), err.status, problemText(req, err)));
   });
 
   return router;

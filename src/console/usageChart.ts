@@ -4,11 +4,13 @@
 import type { DailyUsage } from '../money/index.js';
 import type { UsageKind } from '../money/prices.js';
 import { escapeHtml } from '../web/html.js';
+import type { PageWords } from '../web/i18n/catalogue.js';
 
-const KINDS: { kind: UsageKind; label: string; unit: (quantity: number) => string }[] = [
-  { kind: 'text', label: 'Text translation', unit: (n) => `${n.toLocaleString('en')} characters` },
-  { kind: 'voice_message', label: 'Voice messages', unit: (n) => `${n.toLocaleString('en')} seconds` },
-  { kind: 'call', label: 'Calls', unit: (n) => `${n.toLocaleString('en')} seconds` },
+/** Each kind's catalogue keys: its name, and its quantity with `{count}`. */
+const KINDS: { kind: UsageKind; label: string; unit: string }[] = [
+  { kind: 'text', label: 'console.usage.text', unit: 'console.usage.characters' },
+  { kind: 'voice_message', label: 'console.usage.voiceMessages', unit: 'console.usage.seconds' },
+  { kind: 'call', label: 'console.usage.calls', unit: 'console.usage.seconds' },
 ];
 
 const WIDTH = 300;
@@ -19,7 +21,7 @@ export function windowDays(start: Date, days: number): string[] {
   return Array.from({ length: days }, (_, i) => new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10));
 }
 
-function barChart(days: string[], byDay: Map<string, number>, label: string, unit: (n: number) => string): string {
+function barChart(words: PageWords, days: string[], byDay: Map<string, number>, label: string, unit: (n: number) => string): string {
   const most = Math.max(0, ...byDay.values());
   const slot = WIDTH / days.length;
   const bars = days
@@ -31,22 +33,25 @@ function barChart(days: string[], byDay: Map<string, number>, label: string, uni
     })
     .join('');
   const total = [...byDay.values()].reduce((sum, n) => sum + n, 0);
-  const summary = `${label}, ${days[0]} to ${days[days.length - 1]}: ${unit(total)} in all${most ? `, at most ${unit(most)} a day` : ''}`;
+  const values = { label, from: days[0], to: days[days.length - 1], total: unit(total), most: unit(most) };
+  const summary = words.t(most ? 'console.usage.summaryMost' : 'console.usage.summary', values);
   return `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" preserveAspectRatio="none" role="img" aria-label="${escapeHtml(summary)}"><line class="axis" x1="0" y1="${HEIGHT - 0.5}" x2="${WIDTH}" y2="${HEIGHT - 0.5}"/>${bars}</svg>`;
 }
 
 /** The charts and the totals table of `usage` over `days` (oldest first); `money` formats a cost. */
-export function usageCharts(usage: DailyUsage[], days: string[], money: (amount: number) => string): string {
-  const figures = KINDS.map(({ kind, label, unit }) => {
+export function usageCharts(words: PageWords, usage: DailyUsage[], days: string[], money: (amount: number) => string): string {
+  const { t } = words;
+  const kinds = KINDS.map(({ kind, label, unit }) => ({ kind, label: t(label), unit: (n: number) => t(unit, { count: n.toLocaleString(words.lang) }) }));
+  const figures = kinds.map(({ kind, label, unit }) => {
     const byDay = new Map(usage.filter((u) => u.kind === kind).map((u) => [u.day, u.quantity]));
-    return `<figure class="usage" data-kind="${kind}"><figcaption>${escapeHtml(label)}</figcaption>${barChart(days, byDay, label, unit)}</figure>`;
+    return `<figure class="usage" data-kind="${kind}"><figcaption>${escapeHtml(label)}</figcaption>${barChart(words, days, byDay, label, unit)}</figure>`;
   }).join('');
-  const rows = KINDS.map(({ kind, label, unit }) => {
+  const rows = kinds.map(({ kind, label, unit }) => {
     const mine = usage.filter((u) => u.kind === kind);
     const quantity = mine.reduce((sum, u) => sum + u.quantity, 0);
     const cost = mine.reduce((sum, u) => sum + u.cost, 0);
     return `<tr data-kind="${kind}"><th scope="row">${escapeHtml(label)}</th><td>${escapeHtml(unit(quantity))}</td><td>${escapeHtml(money(cost))}</td></tr>`;
   }).join('');
   return `<div class="charts">${figures}</div>
-<div class="table"><table class="totals"><caption>Totals, ${days[0]} to ${days[days.length - 1]} (UTC)</caption><thead><tr><th scope="col">Usage</th><th scope="col">Amount</th><th scope="col">Cost</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+<div class="table"><table class="totals"><caption>${escapeHtml(t('console.usage.totals', { from: days[0], to: days[days.length - 1] }))}</caption><thead><tr><th scope="col">${escapeHtml(t('console.usage.usage'))}</th><th scope="col">${escapeHtml(t('console.usage.amount'))}</th><th scope="col">${escapeHtml(t('console.usage.cost'))}</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }

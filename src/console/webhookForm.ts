@@ -6,6 +6,7 @@ import { ApiError, errors, type ValidationIssue } from '../errors.js';
 import { contract } from '../http/contract.js';
 import { unstorableParts } from '../http/storableInput.js';
 import type { NewEndpoint, WebhookEventType } from '../webhooks/endpoints.js';
+import type { PageWords } from '../web/i18n/catalogue.js';
 
 const schemas = contract.components.schemas;
 /** The event types an endpoint may ask for by name, in the contract's order; `*` is the form's "All events". */
@@ -24,6 +25,7 @@ export interface EndpointForm {
 export const BLANK_FORM: EndpointForm = { url: '', description: '', scope: 'all', events: [] };
 
 const FIELD_NAMES: Record<string, string> = { url: 'URL', description: 'Description', enabled_events: 'Events' };
+const FIELD_KEYS: Record<string, string> = { url: 'console.webhooks.url', description: 'console.webhooks.description', enabled_events: 'console.webhooks.events' };
 
 const issue = (field: string, msg: string): ValidationIssue => ({ loc: ['body', field], msg, type: 'console_form' });
 
@@ -47,8 +49,15 @@ export function endpointInput(form: EndpointForm): NewEndpoint {
 const stopped = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
 const sentence = (text: string) => stopped(`${text.charAt(0).toUpperCase()}${text.slice(1)}`);
 
-/** A refusal as the console says it: each problem, after the field it is about. */
-export function refusalText(err: ApiError): string {
+/**
+ * A refusal as the console says it: each problem, after the field it is about. The problems are the
+ * API's (English) sentences; in another language each field is named, with the catalogue's words.
+ */
+export function refusalText(words: PageWords, err: ApiError): string {
+  if (words.lang !== 'en') {
+    const fields = typeof err.detail === 'string' ? [] : [...new Set(err.detail.map(({ loc }) => FIELD_KEYS[String(loc[1])]).filter(Boolean))];
+    return fields.length ? fields.map((key) => words.t('console.webhooks.fieldRefused', { field: words.t(key) })).join(' ') : words.t(`console.webhooks.refused`);
+  }
   if (typeof err.detail === 'string') return sentence(err.detail);
   return err.detail
     .map(({ loc, msg }) => {

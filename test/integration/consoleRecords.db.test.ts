@@ -86,7 +86,7 @@ describe(`console records: detail pages, events history, ledger (${backendName})
     expect(ended).toContain('<span lang="fi">Kiitos</span>');
     expect(ended).toContain('<span lang="en">Thank you</span>');
     expect(ended).toMatch(/>01:05<\/time>/);
-    expect(ended).toContain('Latency, agent to customer');
+    expect(ended).toContain('Latency to the customer');
     expect(ended).not.toContain('Shown once the call has ended.');
 
     const vtt = await member.get(`/console/calls/${call.id}/transcript.vtt`);

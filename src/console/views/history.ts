@@ -14,43 +14,50 @@ export interface HistoryFilter {
 }
 
 const dateField = (name: string, label: string, value: string) =>
-  `<span><label for="${name}">${label}</label> <input id="${name}" name="${name}" type="date" value="${escapeHtml(value)}"></span>`;
+  `<span><label for="${name}">${escapeHtml(label)}</label> <input id="${name}" name="${name}" type="date" value="${escapeHtml(value)}"></span>`;
 
 export function eventsHistoryPage(view: ConsoleView, types: readonly string[], filter: HistoryFilter, events: EventPayload[], limit: number, error?: string): string {
-  const options = ['', ...types].map((type) => `<option value="${type}"${type === filter.type ? ' selected' : ''}>${type || 'All types'}</option>`).join('');
+  const { words } = view;
+  const { t } = words;
+  const options = ['', ...types].map((type) => `<option value="${type}"${type === filter.type ? ' selected' : ''}>${escapeHtml(type || t('console.history.allTypes'))}</option>`).join('');
   return consolePage(
     view,
-    'Events history',
-    `<p><a href="/console/events">Live view</a></p>
+    t('console.history.title'),
+    `<p><a href="/console/events">${escapeHtml(t('console.history.live'))}</a></p>
 <form class="filters" method="get" action="/console/events/history">
-<span><label for="type">Type</label> <select id="type" name="type">${options}</select></span>
-<span><label for="object">Call or session id</label> <input id="object" name="object" type="text" maxlength="100" value="${escapeHtml(filter.object)}"></span>
-${dateField('from', 'From', filter.from)}
-${dateField('to', 'To (inclusive)', filter.to)}
-<button type="submit" class="secondary">Filter</button>
+<span><label for="type">${escapeHtml(t('console.history.type'))}</label> <select id="type" name="type">${options}</select></span>
+<span><label for="object">${escapeHtml(t('console.history.object'))}</label> <input id="object" name="object" type="text" maxlength="100" value="${escapeHtml(filter.object)}"></span>
+${dateField('from', t('console.history.from'), filter.from)}
+${dateField('to', t('console.history.to'), filter.to)}
+<button type="submit" class="secondary">${escapeHtml(t('console.filter'))}</button>
 </form>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
-<p class="muted">The newest ${limit} events of the ${view.mode} data that match, newest first.</p>
-${eventList(events, 'No events match.')}`,
+<p class="muted">${escapeHtml(t(view.mode === 'live' ? 'console.history.newestLive' : 'console.history.newestTest', { count: limit }))}</p>
+${eventList(words, events, t('console.history.none'))}`,
   );
 }
 
 export function ledgerPage(view: ConsoleView, kinds: readonly LedgerKind[], filter: { kind: string; from: string; to: string }, rows: LedgerRowOut[], limit: number, error?: string): string {
-  const options = ['', ...kinds].map((kind) => `<option value="${kind}"${kind === filter.kind ? ' selected' : ''}>${kind || 'All kinds'}</option>`).join('');
+  const { words } = view;
+  const { t } = words;
+  const live = view.mode === 'live';
+  const options = ['', ...kinds]
+    .map((kind) => `<option value="${kind}"${kind === filter.kind ? ' selected' : ''}>${escapeHtml(t(kind ? `console.ledgerKind.${kind}` : 'console.ledger.allKinds'))}</option>`)
+    .join('');
   const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v)).toString();
   return consolePage(
     view,
-    'Ledger',
+    t('console.nav.ledger'),
     `<form class="filters" method="get" action="/console/ledger">
-<span><label for="kind">Kind</label> <select id="kind" name="kind">${options}</select></span>
-${dateField('from', 'From', filter.from)}
-${dateField('to', 'To (inclusive)', filter.to)}
-<button type="submit" class="secondary">Filter</button>
+<span><label for="kind">${escapeHtml(t('console.kind'))}</label> <select id="kind" name="kind">${options}</select></span>
+${dateField('from', t('console.history.from'), filter.from)}
+${dateField('to', t('console.history.to'), filter.to)}
+<button type="submit" class="secondary">${escapeHtml(t('console.filter'))}</button>
 </form>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
-<p><a href="/console/ledger.csv${query ? `?${query}` : ''}" download>Export CSV</a> <span class="muted">(every matching row of the ${view.mode} ledger)</span></p>
-<p class="muted">The newest ${limit} rows that match; charges are negative, credits positive.</p>
-${chargesTable(`${view.mode} ledger`, rows)}`,
+<p><a href="/console/ledger.csv${query ? `?${query}` : ''}" download>${escapeHtml(t('console.ledger.export'))}</a> <span class="muted">${escapeHtml(t(live ? 'console.ledger.exportLive' : 'console.ledger.exportTest'))}</span></p>
+<p class="muted">${escapeHtml(t('console.ledger.newest', { count: limit }))}</p>
+${chargesTable(words, t(live ? 'console.ledger.liveCaption' : 'console.ledger.testCaption'), rows)}`,
   );
 }
 

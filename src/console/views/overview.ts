@@ -2,27 +2,31 @@
 import type { DailyUsage } from '../../money/index.js';
 import type { Organization } from '../../organizations/organizations.js';
 import { escapeHtml } from '../../web/html.js';
-import { consolePage, type ConsoleView } from '../layout.js';
+import { consolePage, wordsWithHtml, type ConsoleView } from '../layout.js';
 import { usageCharts } from '../usageChart.js';
 
-export const money = (currency: string) => (amount: number) =>
-  new Intl.NumberFormat('en', { style: 'currency', currency, maximumFractionDigits: 6 }).format(amount);
+export const money = (currency: string, language = 'en') => (amount: number) =>
+  new Intl.NumberFormat(language, { style: 'currency', currency, maximumFractionDigits: 6 }).format(amount);
 
 export function overviewPage(view: ConsoleView, input: { organization: Organization; usage: DailyUsage[]; days: string[] }): string {
   const { organization } = input;
-  const format = money(organization.currency);
+  const { words } = view;
+  const { t } = words;
+  const format = money(organization.currency, words.lang);
   const balance =
     view.mode === 'test'
-      ? '<p>Test mode is never billed: the chart shows what test keys used.</p>'
+      ? `<p>${escapeHtml(t('console.overview.testNeverBilled'))}</p>`
       : organization.balance === null
-        ? '<p>This organization is invoiced: there is no prepaid balance.</p>'
-        : `<p class="balance">Balance <strong data-testid="balance">${escapeHtml(format(organization.balance))}</strong></p>`;
-  const rates = `<p class="muted">Rates: ${escapeHtml(format(organization.text_rate_per_million_characters))} per million characters, ${escapeHtml(format(organization.voice_rate_per_minute))} per minute of voice.</p>`;
+        ? `<p>${escapeHtml(t('console.overview.invoiced'))}</p>`
+        : `<p class="balance">${wordsWithHtml(words, 'console.overview.balance', { amount: `<strong data-testid="balance">${escapeHtml(format(organization.balance))}</strong>` })}</p>`;
+  const rates = `<p class="muted">${escapeHtml(
+    t('console.overview.rates', { text: format(organization.text_rate_per_million_characters), voice: format(organization.voice_rate_per_minute) }),
+  )}</p>`;
   return consolePage(
     view,
-    'Overview',
+    t('console.nav.overview'),
     `${balance}${rates}
-<h3>Usage, last ${input.days.length} days</h3>
-${usageCharts(input.usage, input.days, format)}`,
+<h3>${escapeHtml(t('console.overview.usage', { days: input.days.length }))}</h3>
+${usageCharts(words, input.usage, input.days, format)}`,
   );
 }

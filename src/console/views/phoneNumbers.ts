@@ -1,13 +1,11 @@
 // Phone numbers: the organization's numbers of the mode in view, each with its Voice URL to copy into
 // Twilio. Every word comes from the page catalogue.
 import type { PhoneNumberOut } from '../../calls/phoneNumbers.js';
-import { translator } from '../../web/i18n/catalogue.js';
 import { escapeHtml } from '../../web/html.js';
 import { consolePage, table, timeOf, type ConsoleView } from '../layout.js';
 
-const { t } = translator('en');
-
 export function phoneNumbersPage(view: ConsoleView, numbers: PhoneNumberOut[]): string {
+  const { t } = view.words;
   const rows = numbers.map((number) => {
     const urlId = `voice-url-${number.id}`;
     const numberId = `number-${number.id}`;
@@ -16,7 +14,7 @@ export function phoneNumbersPage(view: ConsoleView, numbers: PhoneNumberOut[]): 
       escapeHtml(t(number.mode === 'pin' ? 'console.phoneNumbers.pin' : 'console.phoneNumbers.newCall')),
       number.customer_languages ? `<code>${escapeHtml(number.customer_languages.join(', '))}</code>` : escapeHtml(t('console.phoneNumbers.fromCountry')),
       `<code id="${urlId}">${escapeHtml(number.voice_url)}</code> <button type="button" data-copy="${urlId}" aria-describedby="${numberId}">${escapeHtml(t('console.phoneNumbers.copy'))}</button>`,
-      timeOf(number.created_at),
+      timeOf(view.words, number.created_at),
     ];
   });
   const title = t('console.phoneNumbers.title');

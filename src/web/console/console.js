@@ -2,14 +2,21 @@
 // Everything else is plain HTML.
 'use strict';
 
+// The page's words in the reader's language, written by the server (src/console/layout.ts).
+var WORDS = (function () {
+  var element = document.getElementById('console-words');
+  try { return element ? JSON.parse(element.textContent) : {}; } catch (e) { return {}; }
+})();
+function word(key, english) { return WORDS['console.script.' + key] || english; }
+
 document.addEventListener('click', function (event) {
   var button = event.target.closest('button[data-copy]');
   if (!button) return;
   var source = document.getElementById(button.getAttribute('data-copy'));
   if (!source || !navigator.clipboard) return;
   navigator.clipboard.writeText(source.textContent).then(
-    function () { button.textContent = 'Copied'; },
-    function () { button.textContent = 'Select it and copy it'; },
+    function () { button.textContent = word('copied', 'Copied'); },
+    function () { button.textContent = word('copyByHand', 'Select it and copy it'); },
   );
 });
 
@@ -27,9 +34,9 @@ document.addEventListener('change', function (event) {
   if (!list || !status) return;
   var KEEP = 200;
   var stream = new EventSource(status.getAttribute('data-stream'));
-  stream.onopen = function () { status.textContent = 'Live: new events appear at the top.'; };
+  stream.onopen = function () { status.textContent = word('live', 'Live: new events appear at the top.'); };
   stream.onerror = function () {
-    status.textContent = stream.readyState === EventSource.CLOSED ? 'Stopped: sign in again to follow events.' : 'Reconnecting…';
+    status.textContent = stream.readyState === EventSource.CLOSED ? word('stopped', 'Stopped: sign in again to follow events.') : word('reconnecting', 'Reconnecting…');
   };
   stream.onmessage = function (message) {
     var event;
@@ -45,7 +52,7 @@ document.addEventListener('change', function (event) {
     head.append(type, ' ', when);
     var details = document.createElement('details');
     var summary = document.createElement('summary');
-    summary.textContent = event.id || 'details';
+    summary.textContent = event.id || word('details', 'details');
     var body = document.createElement('pre');
     body.textContent = JSON.stringify(event.data, null, 2);
     details.append(summary, body);
