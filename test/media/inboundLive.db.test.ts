@@ -54,7 +54,7 @@ describe(`an inbound phone call in live mode (${backendName})`, () => {
     const phoneVoice = pcm16ToMulaw(sine(8_000, 8_000, 300));
     const agentVoice = sine(24_000, 24_000, 440);
     phone.media(phoneVoice);
-    await streamAudio(agentMic, agentVoice, 4_800, 20);
+    await streamAudio(agentMic, agentVoice, 4_800);
 
     const phoneWide = new Upsampler8kTo24k().process(mulawToPcm16(phoneVoice));
     const interpretedBytes = Math.floor(phoneWide.length / INTERPRETER_FRAME_BYTES) * INTERPRETER_FRAME_BYTES;
