@@ -24,7 +24,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { loadConfig } from '../src/config.js';
 import { newSecret } from '../src/lib/ids.js';
 import { startServer } from '../src/app/server.js';
-import type { PhoneTarget, Target } from './mediaLoad.js';
+import type { LoadResult, PhoneTarget, Target } from './mediaLoad.js';
 import { LoadClients } from './support/loadClients.js';
 import { distribution, type Distribution } from './support/stats.js';
 import { createTestCalls, endTestCalls, listenUrl, sideTarget, streamUrl } from './support/testCalls.js';
@@ -47,17 +47,12 @@ const WARMUP = flag('warmup', 3);
 const CLIENTS = flag('clients', 2);
 const ADMIN = newSecret('adm_bench_');
 
-interface PhaseResult {
+/** A phase: what its load processes measured together, and what the server did meanwhile. */
+interface PhaseResult
+  extends Pick<LoadResult, 'sent' | 'received' | 'lost' | 'badFrames' | 'outOfOrder' | 'lateSends' | 'clientLoopDelayP99' | 'phoneFramesSent' | 'phoneFramesReceived' | 'phoneMarks'> {
   name: string;
   calls: number;
   sockets: number;
-  sent: number;
-  received: number;
-  lost: number;
-  badFrames: number;
-  outOfOrder: number;
-  lateSends: number;
-  clientLoopDelayP99: number;
   latency: Distribution | null;
   serverCpu: number;
   clientCpu: number;
@@ -67,9 +62,6 @@ interface PhaseResult {
   externalPerCall: number;
   loopDelayP99: number;
   dropped: number | null;
-  phoneFramesSent: number;
-  phoneFramesReceived: number;
-  phoneMarks: number;
 }
 
 function memory() {
