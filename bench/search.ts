@@ -111,16 +111,16 @@ async function fill(databaseUrl: string, orgId: string): Promise<void> {
       const count = Math.min(batch, half - start);
       const at = `now() - make_interval(secs => ${half} - (g + ${start}))`;
       await db.raw(
-        `insert into call_utterances (call_id, side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms, created_at)
-         select 'call_bench' || (1 + (g + ${start}) % ${OWNERS}), 'agent', 'Alice', 'en', ${text(8)}, 'fi', ${text(8)}, ${at}, ${at}, 0, ${at}
+        `insert into call_utterances (org_id, mode, call_id, side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms, created_at)
+         select ?, 'test', 'call_bench' || (1 + (g + ${start}) % ${OWNERS}), 'agent', 'Alice', 'en', ${text(8)}, 'fi', ${text(8)}, ${at}, ${at}, 0, ${at}
          from generate_series(1, ${count}) g`,
-        [words, words],
+        [orgId, words, words],
       );
       await db.raw(
-        `insert into messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, created_at)
-         select 'ses_bench' || (1 + (g + ${start}) % ${OWNERS}), 'customer', 'Matti', 'text', t, 'fi', t, t, '{}', ${at}
+        `insert into messages (org_id, mode, session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, created_at)
+         select ?, 'test', 'ses_bench' || (1 + (g + ${start}) % ${OWNERS}), 'customer', 'Matti', 'text', t, 'fi', t, t, '{}', ${at}
          from (select g, ${text(10)} as t from generate_series(1, ${count}) g) made`,
-        [words],
+        [orgId, words],
       );
     }
     await db.raw('create index call_utterances_search on call_utterances using gin (search)');

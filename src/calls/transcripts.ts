@@ -60,9 +60,9 @@ export async function storeUtterance(deps: Pick<EventWriter, 'db' | 'events'>, c
   const stored = await insertAnnounced<UtteranceRow>(
     deps.db,
     {
-      with: { sql: 'keeping AS (SELECT id FROM calls WHERE id = ? AND transcript)', values: [call.id] },
+      with: { sql: 'keeping AS (SELECT id, org_id, mode FROM calls WHERE id = ? AND transcript)', values: [call.id] },
       insert: {
-        sql: `INSERT INTO call_utterances (${UTTERANCE_COLUMNS}) SELECT keeping.id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM keeping RETURNING id, ${UTTERANCE_COLUMNS}`,
+        sql: `INSERT INTO call_utterances (org_id, mode, ${UTTERANCE_COLUMNS}) SELECT keeping.org_id, keeping.mode, keeping.id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM keeping RETURNING id, ${UTTERANCE_COLUMNS}`,
         values: [row.side, row.speaker, row.language, row.text, row.translation_language, row.translation_text, row.started_at, row.ended_at, row.offset_ms],
       },
       messages: false,

@@ -20,13 +20,13 @@ export interface MessageValues {
 
 export function insertMessages(sessionId: string, messages: readonly MessageValues[]): AnnouncedInsert {
   const lockOpenSession = messages.some((message) => message.sender === 'customer')
-    ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id`
-    : `SELECT id FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
+    ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id, org_id, mode`
+    : `SELECT id, org_id, mode FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;
   return {
     with: { sql: `open AS (${lockOpenSession})`, values: [sessionId] },
     insert: {
-      sql: `INSERT INTO messages (session_id, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
-            SELECT open.id, m.sender, m.author_name, m.kind, m.text, m.language, m.agent_text, m.customer_text, m.translations, m.request_ref, m.created_at
+      sql: `INSERT INTO messages (session_id, org_id, mode, sender, author_name, kind, text, language, agent_text, customer_text, translations, request_ref, created_at)
+            SELECT open.id, open.org_id, open.mode, m.sender, m.author_name, m.kind, m.text, m.language, m.agent_text, m.customer_text, m.translations, m.request_ref, m.created_at
               FROM open, ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
                      sender text, author_name text, kind text, text text, language text, agent_text text,
                      customer_text text, translations jsonb, request_ref text, created_at timestamptz

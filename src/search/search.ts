@@ -31,15 +31,17 @@ function decode(cursor: string): Position {
 
 const TSQUERY = "websearch_to_tsquery('simple', ?)";
 
-/** Hits of one kind: in the payer's organization and mode, matching, before the cursor, newest first. */
+/**
+ * Hits of one kind: in the payer's organization and mode, matching, before the cursor, newest first. Each row
+ * carries its organization and mode, so the newest rows are walked through their own index, one organization's
+ * only, with no join to their calls or sessions.
+ */
 function kindQuery(db: Knex, kind: SearchKind, payer: Payer, q: string, limit: number, after: Position | null) {
-  const [table, owner, ownerKey, rank] =
-    kind === 'call' ? (['call_utterances', 'calls', 'call_id', 1] as const) : (['messages', 'sessions', 'session_id', 0] as const);
+  const [table, ownerKey, rank] = kind === 'call' ? (['call_utterances', 'call_id', 1] as const) : (['messages', 'session_id', 0] as const);
   const query = db
     .from({ x: table })
-    .join({ o: owner }, 'o.id', `x.${ownerKey}`)
     .select(db.raw(`? as kind, x.${ownerKey} as id, x.id as item, x.created_at, ? as rank`, [kind, rank]))
-    .where({ 'o.org_id': payer.orgId, 'o.mode': payer.mode })
+    .where({ 'x.org_id': payer.orgId, 'x.mode': payer.mode })
     // The query as a constant, not a joined value: the planner then estimates how many rows hold its words
     // (the column's statistics), and walks the newest rows for common words instead of fetching every match.
     .whereRaw(`x.search @@ ${TSQUERY}`, [q])

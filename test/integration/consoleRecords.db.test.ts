@@ -75,9 +75,10 @@ describe(`console records: detail pages, events history, ledger (${backendName})
 
     const started = new Date('2026-11-27T10:00:00Z');
     const at = (ms: number) => new Date(started.getTime() + ms);
+    const owner = await t.server.app.db('calls').where({ id: call.id }).first('org_id', 'mode');
     await t.server.app.db('call_utterances').insert([
-      { call_id: call.id, side: 'agent', speaker: 'Alice', language: 'en', text: 'Hello <there>', translation_language: 'fi', translation_text: 'Hei', started_at: at(1_000), ended_at: at(2_500), offset_ms: 1_000 },
-      { call_id: call.id, side: 'customer', speaker: 'Matti', language: 'fi', text: 'Kiitos', translation_language: 'en', translation_text: 'Thank you', started_at: at(65_000), ended_at: at(66_000), offset_ms: 65_000 },
+      { ...owner, call_id: call.id, side: 'agent', speaker: 'Alice', language: 'en', text: 'Hello <there>', translation_language: 'fi', translation_text: 'Hei', started_at: at(1_000), ended_at: at(2_500), offset_ms: 1_000 },
+      { ...owner, call_id: call.id, side: 'customer', speaker: 'Matti', language: 'fi', text: 'Kiitos', translation_language: 'en', translation_text: 'Thank you', started_at: at(65_000), ended_at: at(66_000), offset_ms: 65_000 },
     ]);
     await api(`/v1/calls/${call.id}/end`, {});
     const ended = await html(`/console/calls/${call.id}`);

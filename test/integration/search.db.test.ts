@@ -103,6 +103,38 @@ describe(`search (${backendName})`, () => {
     expect(await find('q=zebra', (await t.createKey(orgId, 'test', ['translate'])).key)).toEqual({ status: 403, body: { detail: 'missing scope: calls:read or sessions:read' } });
   });
 
+  it('pages a word in a thousand rows newest first, only the organization\'s, like a rare one', async () => {
+    const call = await calls.createCall(key, { customer_language: 'fi' });
+    const elsewhere = await calls.createCall((await t.createKey(await t.createOrg(), 'test')).key, { customer_language: 'fi' });
+    // A thousand matches, with times out of insertion order, and as many in another organization: the search walks
+    // the newest rows rather than sorting every match, and must still keep to the organization and the order.
+    const start = Date.now() - 3_600_000;
+    const rows = async (callId: string) => {
+      const owner = await t.server.app.db('calls').where({ id: callId }).first('org_id', 'mode');
+      return Array.from({ length: 1_030 }, (_, i) => {
+        const at = new Date(start + ((i * 7919) % 1_030) * 1_000);
+        return { ...owner, call_id: callId, side: 'agent', speaker: 'agent', language: 'en', text: `plentiful word ${i}`, translation_language: 'fi', translation_text: `sana ${i}`, started_at: at, ended_at: at, offset_ms: 0, created_at: at };
+      });
+    };
+    await t.server.app.db('call_utterances').insert(await rows(elsewhere.id));
+    const mine = await t.server.app.db('call_utterances').insert(await rows(call.id)).returning(['id', 'created_at']);
+    const newestFirst = [...mine].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || Number(b.id) - Number(a.id)).map((row) => Number(row.id));
+
+    const seen: number[] = [];
+    let after = '';
+    for (let page = 0; page < 6; page++) {
+      const res = await find(`q=plentiful&kind=call&limit=100${after}`);
+      expect(res.status).toBe(200);
+      expect(res.body.hits.every((hit: { id: string }) => hit.id === call.id)).toBe(true);
+      seen.push(...res.body.hits.map((hit: { utterance_id: number }) => hit.utterance_id));
+      after = `&after=${res.body.next}`;
+    }
+    expect(seen).toEqual(newestFirst.slice(0, 600));
+    // A rarer word of the same rows (fewer matches than the limit): the same order.
+    const rare = await find('q=plentiful+17&kind=call');
+    expect(rare.body.hits.map((hit: { utterance_id: number }) => hit.utterance_id)).toEqual([Number(mine[17]!.id)]);
+  });
+
   it('refuses what is not a search with 422', async () => {
     expect((await find('')).status).toBe(422);
     expect((await find(`q=${'x'.repeat(201)}`)).status).toBe(422);
