@@ -284,6 +284,8 @@ const OPERATIONS = {
   // The `before` examples name rows this server does not have: the first page instead.
   'GET /admin/orgs': { ok: async () => ({ query: {} }), 404: async () => ({ query: { before: 'org_unknown0000000000' } }) },
   'GET /admin/orgs/{org_id}/ledger': { ok: async () => ({ query: {} }) },
+  // An organization of its own: the example turns transcripts off, which the shared one's calls keep.
+  'PATCH /admin/orgs/{org_id}': { ok: async (ctx) => ({ params: { org_id: (await ctx.createOrg()).org_id } }) },
   'DELETE /admin/apps/{client_id}': { ok: async (ctx) => ({ params: { client_id: (await ctx.createApp()).client_id } }) },
   'POST /admin/orgs/{org_id}/credit': { 409: async (ctx) => ({ params: { org_id: (await ctx.createOrg({ balance: null })).org_id } }) },
   'POST /admin/orgs/{org_id}/members': {

@@ -17,6 +17,7 @@ import adminListOrgs from './admin/adminListOrgs.js';
 import adminRevokeKey from './admin/adminRevokeKey.js';
 import adminSetTelephony from './admin/adminSetTelephony.js';
 import adminUpdateMember from './admin/adminUpdateMember.js';
+import adminUpdateOrg from './admin/adminUpdateOrg.js';
 import closeSession from './sessions/closeSession.js';
 import createCall from './calls/createCall.js';
 import createCallLink from './calls/createCallLink.js';
@@ -214,6 +215,15 @@ export const operationTable: readonly OperationEntry[] = [
     scope: null,
     auth: 'admin',
     handler: adminUpdateMember,
+  },
+  {
+    operationId: 'adminUpdateOrg',
+    method: 'patch',
+    path: '/admin/orgs/{org_id}',
+    tag: 'admin',
+    scope: null,
+    auth: 'admin',
+    handler: adminUpdateOrg,
   },
   {
     operationId: 'closeSession',

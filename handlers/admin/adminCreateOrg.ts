@@ -1,7 +1,7 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { createOrganization, presentOrganization } from '../../src/organizations/organizations.js';
+import { createOrganization, presentAdminOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminCreateOrg'>(async ({ app, body }) => ({
   status: 201,
-  body: presentOrganization(await createOrganization(app.db, body)),
+  body: presentAdminOrganization(await createOrganization(app.db, body)),
 }));

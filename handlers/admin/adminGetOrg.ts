@@ -1,7 +1,7 @@
 import { defineHandler } from '../../src/http/handler.js';
-import { getOrganization, presentOrganization } from '../../src/organizations/organizations.js';
+import { getOrganization, presentAdminOrganization } from '../../src/organizations/organizations.js';
 
 export default defineHandler<'adminGetOrg'>(async ({ app, params }) => ({
   status: 200,
-  body: presentOrganization(await getOrganization(app.db, params.org_id)),
+  body: presentAdminOrganization(await getOrganization(app.db, params.org_id)),
 }));

@@ -40,6 +40,6 @@ export function storedRecords(deps: { db: Knex; events: EventBus; logger: Logger
   return {
     utterance: (call, utterance) => inTurn(call.id, 'an utterance', () => storeUtterance(deps, call, utterance)),
     stats: (call, stats) => inTurn(call.id, 'what its room counted', () => addRoomStats(deps.db, call.id, stats)),
-    ended: (callId) => inTurn(callId, 'that the transcript is ready', () => transcriptReady(deps, callId)),
+    ended: (callId) => inTurn(callId, 'that the transcript is ready', async () => void (await transcriptReady(deps, callId))),
   };
 }

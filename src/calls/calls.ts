@@ -38,7 +38,7 @@ export interface CallRow {
   customer_joined_at: Date | null;
   agent_line_id: string | null;
   customer_line_id: string | null;
-  /** Whether utterances are kept (./transcripts.ts). */
+  /** Whether utterances are kept (./transcripts.ts): the call's `transcript` and its organization's setting when it was created. */
   transcript: boolean;
   retention_days: number | null;
   transcript_ready_at: Date | null;
@@ -130,7 +130,9 @@ export async function createCall(deps: CallDeps, payer: Payer, input: NewCall) {
         external_id: input.external_id ?? null,
         metadata: JSON.stringify(input.metadata ?? {}) as never,
         video: input.video ?? true,
-        transcript: input.transcript ?? true,
+        // The setting in force now, for the whole call: the organization turning transcripts on again
+        // later gives none back to a call made while they were off, nor takes one from an open call.
+        transcript: input.transcript === false ? false : (trx.raw('(select transcripts from organizations where id = ?)', [payer.orgId]) as never),
         retention_days: input.retention_days ?? null,
         agent_key_hash: hashSecret(agentKey),
         customer_key_hash: hashSecret(customerKey),

@@ -74,19 +74,50 @@ export async function storeUtterance(deps: Pick<EventWriter, 'db' | 'events'>, c
 
 /**
  * The call ended and its last utterance is stored: `call.transcript.ready`, once per call (several
- * instances may each say so), for calls that keep a transcript.
+ * instances, and housekeeping, may each say so: the first to mark the call announces it), for calls
+ * that keep a transcript. True when this call announced it.
  */
-export async function transcriptReady(deps: Pick<EventWriter, 'db' | 'events'>, callId: string): Promise<void> {
-  await withEvents(serverMade(deps), async (trx, emit) => {
+export async function transcriptReady(deps: Pick<EventWriter, 'db' | 'events'>, callId: string): Promise<boolean> {
+  return withEvents(serverMade(deps), async (trx, emit) => {
     const [call] = await trx<CallRow>('calls')
       .where({ id: callId, status: 'ended', transcript: true })
       .whereNull('transcript_ready_at')
       .update({ transcript_ready_at: trx.fn.now() as never })
       .returning('*');
-    if (!call) return;
+    if (!call) return false;
     const [{ count }] = await trx('call_utterances').where({ call_id: callId }).count({ count: '*' });
     await emit(callEvent(call, 'call.transcript.ready', { call_id: call.id, status: 'ended', utterances: Number(count) }));
+    return true;
   });
+}
+
+/**
+ * How long after its end a call waits for the instance whose room it had to say its transcript is
+ * ready (that instance stores the last utterances first); after it, housekeeping says so. Well beyond
+ * the time an instance takes to be known dead (src/deployment/instances.ts).
+ */
+export const TRANSCRIPT_READY_GRACE_MS = 5 * 60_000;
+/** Calls announced per housekeeping pass at most; the rest wait for the next. */
+const OVERDUE_BATCH = 500;
+
+/**
+ * `call.transcript.ready` for the calls that ended between `sinceMs` and the grace period ago and
+ * that no instance said were ready: the one holding the room died, or Redis was away when the call
+ * ended (src/calls/media/plane.ts). Returns how many this pass announced.
+ */
+export async function announceOverdueTranscripts(deps: Pick<EventWriter, 'db' | 'events'>, sinceMs: number, nowMs: number): Promise<number> {
+  const overdue: string[] = await deps
+    .db('calls')
+    .where({ status: 'ended', transcript: true })
+    .whereNull('transcript_ready_at')
+    .andWhere('ended_at', '>=', new Date(sinceMs))
+    .andWhere('ended_at', '<', new Date(nowMs - TRANSCRIPT_READY_GRACE_MS))
+    .orderBy('ended_at')
+    .limit(OVERDUE_BATCH)
+    .pluck('id');
+  let announced = 0;
+  for (const callId of overdue) if (await transcriptReady(deps, callId)) announced++;
+  return announced;
 }
 
 const languagesOf = (call: CallRow) => ({ agent: call.agent_language, customer: call.customer_language });

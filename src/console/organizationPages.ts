@@ -18,7 +18,7 @@ import { unstorableParts } from '../http/storableInput.js';
 import { dailyUsage, listLedger, usageWindowStart, type LedgerKind } from '../money/index.js';
 import { listConnectedApps, revokeConnections } from '../oauth/connections.js';
 import { createApiKey, KEY_NAME_MAX_LENGTH, listApiKeys, revokeApiKey, rollApiKey, ROLL_OVERLAPS_MS } from '../auth/apiKeys.js';
-import { getOrganization, presentOrganization } from '../organizations/organizations.js';
+import { getOrganization, presentOrganization, updateOrganizationSettings } from '../organizations/organizations.js';
 import { findSession, listSessions, presentSession } from '../sessions/sessions.js';
 import { consoleEvents } from '../sessions/streams.js';
 import { deliveriesOf, resendDelivery } from '../webhooks/deliveries.js';
@@ -120,14 +120,22 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
   router.get('/console', async (req, res) => {
     const signedIn = await member(req, res);
     if (!signedIn) return;
-    const view = viewOf(signedIn, req, '/console');
+    const { view } = await pageView(signedIn, req, '/console');
     const now = app.now();
     const [organization, usage] = await Promise.all([
       getOrganization(app.db, signedIn.orgId),
       dailyUsage(app.db, signedIn.orgId, view.mode, USAGE_DAYS, now),
     ]);
     const days = windowDays(usageWindowStart(now, USAGE_DAYS), USAGE_DAYS);
-    page(res, overviewPage(view, { organization: presentOrganization(organization), usage, days }));
+    page(res, overviewPage(view, { organization: presentOrganization(organization), transcripts: organization.transcripts, usage, days }));
+  });
+
+  router.post('/console/settings/transcripts', parseForm, async (req, res) => {
+    const signedIn = await poster(req, res);
+    const setting = formValue(req, 'transcripts');
+    if (setting !== 'on' && setting !== 'off') throw errors.badRequest('transcripts must be on or off');
+    await updateOrganizationSettings(app.db, signedIn.orgId, { transcripts: setting === 'on' });
+    await after(res, signedIn, '/console#transcripts-title', notice(setting === 'on' ? 'console.transcripts.nowOn' : 'console.transcripts.nowOff'));
   });
 
   router.get('/console/keys', async (req, res) => {

@@ -14,6 +14,8 @@ export interface OrganizationRow {
   held_micros: number;
   text_rate_micros: number;
   voice_rate_micros: number;
+  /** Whether calls created now keep a transcript (the call's own `transcript` may still turn it off). */
+  transcripts: boolean;
   created_at: Date;
 }
 

@@ -7,9 +7,10 @@ import { purgeExpiredMemberSessions } from '../members/sessions.js';
 import { purgeExpiredChallenges } from '../members/twoFactor.js';
 import { purgeExpiredIdempotencyKeys } from '../idempotency/idempotency.js';
 import { eraseExpiredData } from '../sessions/retention.js';
-import { eraseExpiredTranscripts } from '../calls/transcripts.js';
+import { announceOverdueTranscripts, eraseExpiredTranscripts, TRANSCRIPT_READY_GRACE_MS } from '../calls/transcripts.js';
 import { forgetExpiredSecrets } from '../webhooks/endpoints.js';
 import type { Config } from '../config.js';
+import type { EventBus } from '../events/bus.js';
 import type { Logger } from 'pino';
 
 const HOUSEKEEPING = 'housekeeping';
@@ -17,6 +18,10 @@ const HOUSEKEEPING = 'housekeeping';
 const HOUSEKEEPING_LOCK = 7_304_152_001;
 /** A run a little early still counts: instances' timers drift apart. */
 const PERIOD_SLACK = 0.9;
+/** Overdue transcripts are looked for among calls that ended in the last this many periods (one run missed is caught up). */
+const OVERDUE_PERIODS = 2;
+
+type HousekeepingApp = { db: Knex; events: EventBus; logger: Logger; now: () => number; config: Config };
 
 /**
  * Claims this period's run of job `name` for this instance: true when no other instance holds it and
@@ -34,8 +39,9 @@ export async function claimJobRun(db: Knex, name: string, lockKey: number, perio
 }
 
 /** Runs the housekeeping if this instance claims this period's run; true when it ran. */
-export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () => number; config: Config }): Promise<boolean> {
-  if (!(await claimJobRun(app.db, HOUSEKEEPING, HOUSEKEEPING_LOCK, app.config.jobIntervalMs, app.now()))) return false;
+export async function runHousekeeping(app: HousekeepingApp): Promise<boolean> {
+  const now = app.now();
+  if (!(await claimJobRun(app.db, HOUSEKEEPING, HOUSEKEEPING_LOCK, app.config.jobIntervalMs, now))) return false;
   const purged = await purgeExpiredIdempotencyKeys(app.db);
   const erased = await eraseExpiredData(app.db);
   const utterances = await eraseExpiredTranscripts(app.db);
@@ -44,10 +50,12 @@ export async function runHousekeeping(app: { db: Knex; logger: Logger; now: () =
   const signInChallenges = await purgeExpiredChallenges(app.db, app.now());
   const webhookSecrets = await forgetExpiredSecrets(app.db, app.now());
   app.logger.info({ idempotencyKeys: purged, memberSessions, memberLinks, signInChallenges, webhookSecrets, utterances, ...erased }, 'expired data erased');
+  const transcriptsReady = await announceOverdueTranscripts(app, now - TRANSCRIPT_READY_GRACE_MS - OVERDUE_PERIODS * app.config.jobIntervalMs, now);
+  if (transcriptsReady) app.logger.info({ calls: transcriptsReady }, 'transcripts no instance said were ready announced');
   return true;
 }
 
-export function startPeriodicJobs(app: { db: Knex; logger: Logger; now: () => number; config: Config }): () => void {
+export function startPeriodicJobs(app: HousekeepingApp): () => void {
   const timer = setInterval(() => {
     runHousekeeping(app).catch((err) => app.logger.error({ err }, 'periodic job failed'));
   }, app.config.jobIntervalMs);

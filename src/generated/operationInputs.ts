@@ -18,6 +18,7 @@ export interface OperationInputs {
   adminRevokeKey: { auth: 'admin'; files: never };
   adminSetTelephony: { auth: 'admin'; files: never };
   adminUpdateMember: { auth: 'admin'; files: never };
+  adminUpdateOrg: { auth: 'admin'; files: never };
   closeSession: { auth: 'api'; files: never };
   createCall: { auth: 'api'; files: never };
   createCallLink: { auth: 'api'; files: never };

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids.js';
 import { creditBalance, fromMicros, fromNullableMicros, toMicros } from '../money/index.js';
+import { errors } from '../errors.js';
 import { getOrganization, type OrganizationRow } from '../db/organizations.js';
 
 export { findOrganization, getOrganization, type OrganizationRow } from '../db/organizations.js';
@@ -14,7 +15,17 @@ export interface Organization {
   voice_rate_per_minute: number;
 }
 
-export interface NewOrganization {
+/** What the operator sees of an organization (the admin API): its terms and its settings. */
+export interface AdminOrganization extends Organization {
+  transcripts: boolean;
+}
+
+/** An organization's settings the operator may change. */
+export interface OrganizationSettings {
+  transcripts?: boolean;
+}
+
+export interface NewOrganization extends OrganizationSettings {
   name: string;
   currency?: string;
   balance?: number | null;
@@ -40,6 +51,8 @@ export function presentOrganization(row: OrganizationRow): Organization {
   };
 }
 
+export const presentAdminOrganization = (row: OrganizationRow): AdminOrganization => ({ ...presentOrganization(row), transcripts: row.transcripts });
+
 /** Creates an organization; an opening prepaid balance is booked as a credit in the ledger. */
 export async function createOrganization(db: Knex, input: NewOrganization): Promise<OrganizationRow> {
   const balance = input.balance === undefined ? ORGANIZATION_DEFAULTS.balance : input.balance;
@@ -54,6 +67,7 @@ export async function createOrganization(db: Knex, input: NewOrganization): Prom
         input.text_rate_per_million_characters ?? ORGANIZATION_DEFAULTS.text_rate_per_million_characters,
       ),
       voice_rate_micros: toMicros(input.voice_rate_per_minute ?? ORGANIZATION_DEFAULTS.voice_rate_per_minute),
+      transcripts: input.transcripts ?? true,
     });
     if (balance !== null && toMicros(balance) !== 0) return creditBalance(trx, id, toMicros(balance), 'opening balance');
     return (await trx<OrganizationRow>('organizations').where({ id }).first())!;
@@ -63,6 +77,13 @@ export async function createOrganization(db: Knex, input: NewOrganization): Prom
 /** Adds (or with a negative amount, takes) credit; invoiced organizations have no balance to credit. */
 export async function creditOrganization(db: Knex, orgId: string, amount: number): Promise<OrganizationRow> {
   return db.transaction((trx) => creditBalance(trx, orgId, toMicros(amount), 'admin credit'));
+}
+
+/** Changes the settings given; a call keeps the transcript setting in force when it was created (../calls/calls.ts). */
+export async function updateOrganizationSettings(db: Knex, orgId: string, settings: OrganizationSettings): Promise<OrganizationRow> {
+  const [row] = await db<OrganizationRow>('organizations').where({ id: orgId }).update(settings).returning('*');
+  if (!row) throw errors.notFound('organization');
+  return row;
 }
 
 /** Organizations newest first, `limit` of them, older than `before` (an organization id) when given. */

@@ -219,6 +219,34 @@ describe(`console members in chromium (${backendName})`, () => {
     await again.context.close();
   });
 
+  it("an owner turns the organization's transcripts off and on again from the overview by keyboard; a viewer sees the setting only", async () => {
+    const owner = await phone();
+    await signIn(owner.page, OWNER, PASSWORD);
+    const setting = owner.page.getByRole('form', { name: 'Call transcripts' });
+    expect(await setting.textContent()).toContain('New calls keep a transcript of what each side said and heard');
+    await wellFormed(owner.page);
+    await submit(owner.page, setting.getByRole('button', { name: 'Stop keeping transcripts' }).press('Enter'));
+    expect(await owner.page.getByRole('status').last().textContent()).toBe('New calls keep no transcript from now on.');
+    expect((await t.server.app.db('organizations').where({ id: orgId }).first()).transcripts).toBe(false);
+    await wellFormed(owner.page);
+    await reload(owner.page);
+    expect(await owner.page.getByRole('status').count()).toBe(0);
+
+    const email = 'auditor@team.example';
+    await addMember(t, orgId, email, PASSWORD, 'viewer');
+    const viewer = await phone();
+    await signIn(viewer.page, email, PASSWORD);
+    const readOnly = viewer.page.getByRole('region', { name: 'Call transcripts' });
+    expect(await readOnly.textContent()).toContain('Owners and admins change this.');
+    expect(await readOnly.getByRole('button').count()).toBe(0);
+    await wellFormed(viewer.page);
+
+    await submit(owner.page, owner.page.getByRole('button', { name: 'Keep transcripts' }).press('Enter'));
+    expect((await t.server.app.db('organizations').where({ id: orgId }).first()).transcripts).toBe(true);
+    await owner.context.close();
+    await viewer.context.close();
+  });
+
   it('a password reset link from the admin API opens a page to choose a new one', async () => {
     const id = (await (await fetch(`${t.url}/admin/orgs/${orgId}/members`, { headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json())[0].id;
     const made = await fetch(`${t.url}/admin/orgs/${orgId}/members/${id}/password_reset`, { method: 'POST', headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });

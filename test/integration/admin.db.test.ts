@@ -28,7 +28,44 @@ describe(`admin API (${backendName})`, () => {
       balance: 0,
       text_rate_per_million_characters: 20,
       voice_rate_per_minute: 0.1,
+      transcripts: true,
     });
+  });
+
+  const patch = (path: string, body: string, token = TEST_ADMIN_TOKEN) =>
+    fetch(`${t.url}${path}`, { method: 'PATCH', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body });
+  const get = async (path: string) => (await fetch(`${t.url}${path}`, { headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json();
+
+  it("turns an organization's transcripts off and on: every answer carrying the organization says so", async () => {
+    const created = await post('/admin/orgs', { name: 'Quiet', transcripts: false });
+    expect(created.status).toBe(201);
+    const orgId = (await created.json()).org_id;
+    expect(await get(`/admin/orgs/${orgId}`)).toMatchObject({ org_id: orgId, transcripts: false });
+    const on = await patch(`/admin/orgs/${orgId}`, JSON.stringify({ transcripts: true }));
+    expect(on.status).toBe(200);
+    expect(await on.json()).toEqual({ org_id: orgId, org_name: 'Quiet', currency: 'EUR', balance: 0, text_rate_per_million_characters: 20, voice_rate_per_minute: 0.1, transcripts: true });
+    const off = await patch(`/admin/orgs/${orgId}`, JSON.stringify({ transcripts: false }));
+    expect(await off.json()).toMatchObject({ transcripts: false });
+    expect(await get(`/admin/orgs/${orgId}`)).toMatchObject({ transcripts: false });
+    expect((await get('/admin/orgs?limit=100')).find((org: { org_id: string }) => org.org_id === orgId)).toMatchObject({ transcripts: false });
+    expect(await (await post(`/admin/orgs/${orgId}/credit`, { amount: 1 })).json()).toMatchObject({ balance: 1, transcripts: false });
+    // The API key's own view of its organization (the seed's account) is unchanged.
+    const { key } = await t.createKey(orgId, 'test');
+    const account = await (await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } })).json();
+    expect(account).not.toHaveProperty('transcripts');
+  });
+
+  it('refuses a bad settings change: 422 for a bad body, 404 for an unknown organization, 401 without the admin token', async () => {
+    const orgId = await t.createOrg();
+    for (const body of ['{}', '{"transcripts":"no"}', '{"transcripts":null}', '{"transcripts":false,"name":"Renamed"}', '[]', '"off"']) {
+      const res = await patch(`/admin/orgs/${orgId}`, body);
+      expect(res.status, body).toBe(422);
+      expect(Array.isArray((await res.json()).detail), body).toBe(true);
+    }
+    expect((await patch(`/admin/orgs/${orgId}`, '{"transcripts":')).status).toBe(422);
+    expect((await patch('/admin/orgs/org_nope', '{"transcripts":false}')).status).toBe(404);
+    expect((await patch(`/admin/orgs/${orgId}`, '{"transcripts":false}', 'wrong-token-wrong-token')).status).toBe(401);
+    expect(await get(`/admin/orgs/${orgId}`)).toMatchObject({ transcripts: true });
   });
 
   it('refuses a wrong or missing admin token with 401', async () => {

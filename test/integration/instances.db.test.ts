@@ -12,6 +12,7 @@ import { MULAW_SILENCE, mulawToPcm16, pcm16ToMulaw } from '../../src/calls/media
 import { Downsampler24kTo8k, Upsampler8kTo24k } from '../../src/calls/media/audio/pcm.js';
 import type { InterpreterFactory } from '../../src/calls/media/interpreter.js';
 import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
+import { announceOverdueTranscripts, TRANSCRIPT_READY_GRACE_MS } from '../../src/calls/transcripts.js';
 import { runHousekeeping } from '../../src/deployment/housekeeping.js';
 import { callApi, connect, Listener, listenUrl, pattern, Pbx, Signal, signalUrl, sine, streamAudio, streamUrl, whenClosed, wsBase, type SignalJoin } from '../media/support.js';
 import { waitUntil } from '../support/waiting.js';
@@ -441,6 +442,78 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await account(first)).status).toBe(429);
+  });
+
+  it('says once that a call\'s transcript is ready, counting its utterances, wherever the call ends and wherever its room was', async () => {
+    const orgId = await first.createOrg();
+    /** A key of its own for each call: the rate limit of 6 is per key. */
+    const keyOf = new Map<string, string>();
+    const newCall = async () => {
+      const { key } = await first.createKey(orgId, 'test');
+      const call = await calls.createCall(key, { customer_language: 'es' });
+      keyOf.set(call.id, key);
+      return call;
+    };
+    const db = first.server.app.db;
+    const calls = callApi(first);
+    const redis = new Redis(REDIS_URL);
+    /** `seconds` of a tone, then 600 ms of silence: one turn of speech (test mode stores its placeholder). */
+    const turn = (seconds: number) => Buffer.concat([sine(24_000 * seconds, 24_000, 440), Buffer.alloc(24_000 * 0.6 * 2)]);
+    const ready = async (callId: string) => (await db('events').where({ call_id: callId, type: 'call.transcript.ready' })).map((row) => row.payload.data);
+    const endOn = async (instance: TestServer, callId: string) => expect((await callApi(instance).api(`/v1/calls/${callId}/end`, keyOf.get(callId)!, { method: 'POST' })).status).toBe(200);
+    /** A call whose agent said two turns into its room on the first instance. */
+    const spoken = async () => {
+      const call = await newCall();
+      await calls.join(call.id, call.customerKey);
+      const mic = await connect(streamUrl(first, await calls.join(call.id, call.agentKey)));
+      await streamAudio(mic, Buffer.concat([turn(0.5), turn(0.5)]), 960);
+      await waitUntil(async () => (await db('call_utterances').where({ call_id: call.id })).length === 2, 'two utterances stored');
+      return { call, mic };
+    };
+    /** The room has closed on the first instance and its lease is let go: no room of the call anywhere. */
+    const noRoomAnywhere = (callId: string) =>
+      waitUntil(async () => first.server.media.room(callId) === undefined && (await redis.get(`${env.REDIS_PREFIX}room:${callId}`)) === null, 'no room of the call anywhere');
+    try {
+      // The room open on the first instance, the call ended through the second: the room's instance says it.
+      const open = await spoken();
+      await endOn(second, open.call.id);
+      await waitUntil(async () => (await ready(open.call.id)).length === 1, 'the transcript ready');
+      await noRoomAnywhere(open.call.id);
+      expect(await ready(open.call.id)).toEqual([{ call_id: open.call.id, status: 'ended', utterances: 2 }]);
+
+      // The room closed before the end, which comes through the second instance: one of the two says it at once.
+      const closed = await spoken();
+      closed.mic.close();
+      await noRoomAnywhere(closed.call.id);
+      await endOn(second, closed.call.id);
+      await waitUntil(async () => (await ready(closed.call.id)).length === 1, 'the transcript ready');
+      expect(await ready(closed.call.id)).toEqual([{ call_id: closed.call.id, status: 'ended', utterances: 2 }]);
+
+      // No room ever opened.
+      const never = await newCall();
+      await endOn(first, never.id);
+      await waitUntil(async () => (await ready(never.id)).length === 1, 'the transcript ready');
+      expect(await ready(never.id)).toEqual([{ call_id: never.id, status: 'ended', utterances: 0 }]);
+
+      // The room's instance (alive in the directory, so neither of these says it) dies before saying it:
+      // housekeeping, on both instances at once, says it once.
+      const orphan = await spoken();
+      orphan.mic.close();
+      await noRoomAnywhere(orphan.call.id);
+      await redis.set(`${env.REDIS_PREFIX}instance:inst_gone`, '1', 'PX', 60_000);
+      await redis.set(`${env.REDIS_PREFIX}room:${orphan.call.id}`, 'inst_gone', 'PX', 60_000);
+      await endOn(second, orphan.call.id);
+      await redis.del(`${env.REDIS_PREFIX}instance:inst_gone`);
+      expect((await db('calls').where({ id: orphan.call.id }).first()).transcript_ready_at).toBeNull();
+      const later = Date.now() + TRANSCRIPT_READY_GRACE_MS + 60_000;
+      await Promise.all([first, second].map((instance) => announceOverdueTranscripts(instance.server.app, Date.now() - 60_000, later)));
+      expect(await ready(orphan.call.id)).toEqual([{ call_id: orphan.call.id, status: 'ended', utterances: 2 }]);
+
+      for (const callId of [open.call.id, closed.call.id, never.id, orphan.call.id]) expect(await ready(callId), callId).toHaveLength(1);
+      open.mic.close();
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('runs the housekeeping once per period between the instances', async () => {

@@ -283,6 +283,58 @@ describe(`members and roles (${backendName})`, () => {
       expect((await owner.post(`/console/members/${staffId}/remove`, { csrf_token: 'wrong' })).status).toBe(403);
     });
 
+    it("owners and admins turn the organization's transcripts off and on (calls created afterwards follow); a viewer sees the setting and may not change it", async () => {
+      const orgId = await t.createOrg();
+      await addMember(t, orgId, 'boss@transcripts.example', PASSWORD, 'owner');
+      await addMember(t, orgId, 'staff@transcripts.example');
+      await addMember(t, orgId, 'reader@transcripts.example', PASSWORD, 'viewer');
+      const { key } = await t.createKey(orgId, 'test');
+      const newCallKeeps = async () => {
+        const res = await fetch(`${t.url}/v1/calls`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ agent_language: 'en' }) });
+        expect(res.status).toBe(201);
+        return (await t.server.app.db('calls').where({ id: (await res.json()).id }).first()).transcript;
+      };
+      const stored = async () => (await t.server.app.db('organizations').where({ id: orgId }).first()).transcripts;
+
+      const { member: staff, csrf } = await signedIn('staff@transcripts.example');
+      const overview = await (await staff.get('/console')).text();
+      expect(overview).toContain('New calls keep a transcript of what each side said and heard');
+      expect(overview).toContain('<input type="hidden" name="transcripts" value="off">');
+      const off = await staff.post('/console/settings/transcripts', { csrf_token: csrf, transcripts: 'off' });
+      expect(off.status).toBe(303);
+      expect(off.headers.get('location')).toBe('/console#transcripts-title');
+      const after = await (await staff.follow(off)).text();
+      expect(after).toContain('New calls keep no transcript from now on.');
+      expect(after).toContain('<button type="submit">Keep transcripts</button>');
+      // Said once: a reload shows the setting, not the notice.
+      expect(await (await staff.get('/console')).text()).not.toContain('New calls keep no transcript from now on.');
+      expect(await stored()).toBe(false);
+      expect(await newCallKeeps()).toBe(false);
+
+      const { member: reader, csrf: readerCsrf } = await signedIn('reader@transcripts.example');
+      const readOnly = await (await reader.get('/console')).text();
+      expect(readOnly).toContain('New calls keep no transcript.');
+      expect(readOnly).toContain('Owners and admins change this.');
+      expect(readOnly).not.toContain('/console/settings/transcripts');
+      const refused = await reader.post('/console/settings/transcripts', { csrf_token: readerCsrf, transcripts: 'on' });
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain('this needs the admin role or owner; you are a viewer');
+      expect(await stored()).toBe(false);
+
+      const { member: owner, csrf: ownerCsrf } = await signedIn('boss@transcripts.example');
+      expect((await owner.post('/console/settings/transcripts', { csrf_token: ownerCsrf, transcripts: 'maybe' })).status).toBe(400);
+      expect((await owner.post('/console/settings/transcripts', { csrf_token: 'wrong', transcripts: 'on' })).status).toBe(403);
+      expect(await stored()).toBe(false);
+      // In the reader's language, from the page catalogue.
+      const on = await owner.post('/console/settings/transcripts', { csrf_token: ownerCsrf, transcripts: 'on' });
+      expect(on.status).toBe(303);
+      expect(await stored()).toBe(true);
+      expect(await newCallKeeps()).toBe(true);
+      const inGerman = await (await fetch(`${t.url}/console`, { headers: { Cookie: owner.jar.header(), 'Accept-Language': 'de' } })).text();
+      expect(inGerman).toContain('Neue Anrufe behalten ab jetzt ein Protokoll.');
+      expect(inGerman).toContain('Keine Protokolle mehr behalten');
+    });
+
     it('changes the own password (current one asked; other sessions end, this one stays) and signs out everywhere', async () => {
       const orgId = await t.createOrg();
       await addMember(t, orgId, 'self@account.example', PASSWORD, 'viewer');

@@ -3,11 +3,12 @@
 // call.utterance and call.transcript.ready arrive in order on the stream; erasure and retention.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
+import { announceOverdueTranscripts, TRANSCRIPT_READY_GRACE_MS } from '../../src/calls/transcripts.js';
 import { runHousekeeping } from '../../src/deployment/housekeeping.js';
 import { backendName } from '../support/databases.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
-import { startTestServer, type TestServer } from '../support/testServer.js';
+import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 import { waitUntil } from '../support/waiting.js';
 import { Receiver } from '../support/webhookReceiver.js';
 import { callApi, connect, Listener, listenUrl, Signal, signalUrl, sine, streamAudio, streamUrl, type SignalJoin } from './support.js';
@@ -184,6 +185,130 @@ describe(`call transcripts (${backendName})`, () => {
     expect((await (await transcript(testKey, call.id)).json()).utterances).toEqual([]);
     expect(await t.server.app.db('events').where({ call_id: call.id }).whereIn('type', ['call.utterance', 'call.transcript.ready'])).toEqual([]);
     agentMic.close();
+  });
+
+  describe("the organization's switch", () => {
+    const setTranscripts = async (orgId: string, transcripts: boolean) => {
+      const res = await fetch(`${t.url}/admin/orgs/${orgId}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ transcripts }),
+      });
+      expect(res.status).toBe(200);
+    };
+    /** A turn of the agent's speech on the call, its caption seen by the customer (so the room has handed it over). */
+    const speak = async (call: { id: string; agentKey: string; customerKey: string }, audio: Buffer, live = false) => {
+      const agent = await calls.join(call.id, call.agentKey);
+      const customer = await calls.join(call.id, call.customerKey);
+      const customerHears = await Listener.open(listenUrl(t, customer));
+      const agentMic = await connect(streamUrl(t, agent));
+      await streamAudio(agentMic, audio, live ? 4_800 : 960, live ? 20 : undefined);
+      await customerHears.waitForFrame((f) => f.type === 'caption' && (!live || f.translated.includes('[es]')));
+      return agentMic;
+    };
+    const kept = async (callId: string) => ({
+      utterances: (await t.server.app.db('call_utterances').where({ call_id: callId })).length,
+      events: (await t.server.app.db('events').where({ call_id: callId }).whereIn('type', ['call.utterance', 'call.transcript.ready']).pluck('type')).sort(),
+    });
+
+    it('test mode: a call made while it is off keeps nothing and announces nothing, also once it is on again; only new calls keep one', async () => {
+      const orgId = await t.createOrg({ transcripts: false });
+      const key = (await t.createKey(orgId, 'test')).key;
+      const events = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${key}` });
+      try {
+        const quiet = await calls.createCall(key, { customer_language: 'fi' });
+        const quietMic = await speak(quiet, turn(0.5, 440));
+        // Switched on while the quiet call is open: it stays without a transcript; a call made now keeps one.
+        await setTranscripts(orgId, true);
+        const kept1 = await calls.createCall(key, { customer_language: 'fi' });
+        const keptMic = await speak(kept1, turn(0.5, 330));
+        await waitUntil(async () => (await kept(kept1.id)).utterances === 1, "the new call's utterance stored");
+        // Off again: the call made while it was on keeps its transcript to the end.
+        await setTranscripts(orgId, false);
+        await streamAudio(keptMic, turn(0.5, 330), 960);
+        await waitUntil(async () => (await kept(kept1.id)).utterances === 2, "the open call's second utterance stored");
+        await streamAudio(quietMic, turn(0.5, 440), 960);
+        for (const call of [quiet, kept1]) expect((await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
+        const ready = await events.waitFor((e) => e.event === 'call.transcript.ready' && e.data.data.call_id === kept1.id);
+        expect(ready.data.data.utterances).toBe(2);
+        await events.waitFor((e) => e.event === 'call.ended' && e.data.data.id === quiet.id);
+
+        expect(await kept(quiet.id)).toEqual({ utterances: 0, events: [] });
+        expect(events.events.filter((e) => e.data.data?.call_id === quiet.id).map((e) => e.event)).toEqual([]);
+        expect(await (await transcript(key, quiet.id)).json()).toMatchObject({ call_id: quiet.id, status: 'ended', utterances: [] });
+        expect(await (await transcript(key, quiet.id, '?format=vtt')).text()).toBe('WEBVTT\n');
+        expect(await kept(kept1.id)).toEqual({ utterances: 2, events: ['call.transcript.ready', 'call.utterance', 'call.utterance'] });
+        for (const mic of [quietMic, keptMic]) mic.close();
+      } finally {
+        events.close();
+      }
+    });
+
+    it('live mode: a call made while it is off keeps no utterance of the interpreter and sends no call.utterance', async () => {
+      const orgId = await t.createOrg({ balance: 10, voice_rate_per_minute: 0.6, transcripts: false });
+      const key = (await t.createKey(orgId, 'live')).key;
+      const call = await calls.createCall(key, { agent_language: 'en', customer_language: 'es' });
+      const mic = await speak(call, sine(24_000, 24_000, 440), true);
+      expect((await calls.api(`/v1/calls/${call.id}/end`, key, { method: 'POST' })).status).toBe(200);
+      await waitUntil(async () => (await t.server.app.db('events').where({ call_id: call.id, type: 'call.ended' })).length === 1, 'call.ended stored');
+      // Whatever the room still had is handed over as it closes: its stats are the last of it.
+      await waitUntil(async () => (await t.server.app.db('calls').where({ id: call.id }).first()).media_stats !== null, "the room's stats stored");
+      expect(await kept(call.id)).toEqual({ utterances: 0, events: [] });
+      expect((await (await transcript(key, call.id)).json()).utterances).toEqual([]);
+      mic.close();
+    });
+  });
+
+  it('a call ended with no room open anywhere: call.transcript.ready at once, once, counting its utterances', async () => {
+    const db = t.server.app.db;
+    const call = await calls.createCall(testKey, { customer_language: 'fi' });
+    const agent = await calls.join(call.id, call.agentKey);
+    await calls.join(call.id, call.customerKey);
+    const agentMic = await connect(streamUrl(t, agent));
+    await streamAudio(agentMic, Buffer.concat([turn(0.5, 440), turn(0.5, 440)]), 960);
+    await waitUntil(async () => (await db('call_utterances').where({ call_id: call.id })).length === 2, 'both utterances stored');
+    agentMic.close();
+    await waitUntil(() => t.server.media.room(call.id) === undefined, 'the room closed');
+    expect((await calls.api(`/v1/calls/${call.id}/end`, testKey, { method: 'POST' })).status).toBe(200);
+    const ready = await testEvents.waitFor((e) => e.event === 'call.transcript.ready' && e.data.data.call_id === call.id);
+    expect(ready.data.data).toEqual({ call_id: call.id, status: 'ended', utterances: 2 });
+    expect(await db('events').where({ call_id: call.id, type: 'call.transcript.ready' })).toHaveLength(1);
+  });
+
+  it('housekeeping says a transcript is ready when no instance did (its room\'s instance died), once, however often and concurrently it runs', async () => {
+    const db = t.server.app.db;
+    const call = await calls.createCall(testKey, { customer_language: 'fi' });
+    const agent = await calls.join(call.id, call.agentKey);
+    await calls.join(call.id, call.customerKey);
+    const agentMic = await connect(streamUrl(t, agent));
+    await streamAudio(agentMic, turn(0.5, 440), 960);
+    await waitUntil(async () => (await db('call_utterances').where({ call_id: call.id })).length === 1, 'an utterance stored');
+    agentMic.close();
+    await waitUntil(() => t.server.media.room(call.id) === undefined, 'the room closed');
+    // Ended by an instance that died before a word reached the others: the row says ended, nobody said more.
+    await db('calls').where({ id: call.id }).update({ status: 'ended', ended_at: db.fn.now() });
+    const readyEvents = () => db('events').where({ call_id: call.id, type: 'call.transcript.ready' });
+    const at = (ms: number) => ({ ...t.server.app, now: () => ms });
+    const housekeeping = async (ms: number) => {
+      await db('job_runs').del();
+      return runHousekeeping(at(ms));
+    };
+    // Within the grace period the room's instance may still say it.
+    expect(await housekeeping(Date.now())).toBe(true);
+    expect(await readyEvents()).toEqual([]);
+    const later = Date.now() + TRANSCRIPT_READY_GRACE_MS + 60_000;
+    const passes = await Promise.all([announceOverdueTranscripts(t.server.app, 0, later), announceOverdueTranscripts(t.server.app, 0, later), housekeeping(later)]);
+    expect(await housekeeping(later)).toBe(true);
+    expect(passes[0] + passes[1]).toBeLessThanOrEqual(1);
+    const stored = await readyEvents();
+    expect(stored).toHaveLength(1);
+    expect(stored[0].payload).toMatchObject({ type: 'call.transcript.ready', livemode: false, data: { call_id: call.id, status: 'ended', utterances: 1 } });
+    await testEvents.waitFor((e) => e.event === 'call.transcript.ready' && e.data.data.call_id === call.id);
+    // Long past the periods housekeeping looks back over, a call is left alone.
+    const old = await calls.createCall(testKey, { customer_language: 'fi' });
+    await db('calls').where({ id: old.id }).update({ status: 'ended', ended_at: db.raw(`now() - interval '3 days'`) });
+    expect(await housekeeping(later)).toBe(true);
+    expect(await db('events').where({ call_id: old.id, type: 'call.transcript.ready' })).toEqual([]);
   });
 
   it('DELETE erases a transcript and the events that carried it; housekeeping erases what outlived retention_days', async () => {

@@ -78,6 +78,11 @@ export interface RemoteRooms {
   relay(instance: string, call: CallRow, endpoint: CallEndpoint): Inlet;
   /** A room here has emptied: another instance may hold the call's next room. */
   release(callId: string): void;
+  /**
+   * Whether another instance, alive, holds the call's room (this one holding it without a room here
+   * counts as no); RoomsUnreachable while that cannot be known.
+   */
+  heldElsewhere(callId: string): Promise<boolean>;
 }
 
 /**
@@ -234,7 +239,10 @@ export class MediaPlane {
             const { directions } = empty.stats();
             this.reconnectsOfClosedRooms += directions.agent.reconnects + directions.customer.reconnects;
             this.rooms.delete(empty.id);
-            this.remote?.release(empty.id);
+            // Held until what the room handed to the call's record is kept: an instance that finds the
+            // ended call's room held by no one says its transcript is ready, which must follow the last utterance.
+            const remote = this.remote;
+            if (remote) void empty.recorded.then(() => !this.rooms.has(empty.id) && remote.release(empty.id));
           }
           this.updateTicker();
         },
@@ -248,15 +256,29 @@ export class MediaPlane {
   private onEvent(event: BusEvent): void {
     if (!event.signal || !event.callId) return;
     const room = this.rooms.get(event.callId);
-    // A call that ended with no room open has its utterances stored already. With several instances, the
-    // instance whose room it was (if any) says so; this one cannot know whether another had it.
-    if (!room && event.signal.type === 'ended' && !this.remote) return this.track(this.deps.records.ended(event.callId));
+    if (!room && event.signal.type === 'ended') return this.track(this.endedWithoutRoom(event.callId));
     if (!room) return;
     try {
       room.signal(event.signal);
     } catch (err) {
       this.log.error({ err, signal: event.signal.type }, 'media: handling a call signal failed');
     }
+  }
+
+  /**
+   * A call ended with no room of it here. With no room anywhere its utterances are stored already and
+   * this instance says the transcript is ready (every instance hears the end; the first to mark it
+   * says it, src/calls/transcripts.ts). A room open on another instance says so as it closes; when
+   * that cannot be known (Redis away), housekeeping says it later (src/deployment/housekeeping.ts).
+   */
+  private async endedWithoutRoom(callId: string): Promise<void> {
+    try {
+      if (this.remote && (await this.remote.heldElsewhere(callId))) return;
+    } catch (err) {
+      if (err instanceof RoomsUnreachable) return this.log.debug({ call_id: callId }, 'media: whether another instance holds the room of the ended call cannot be known now');
+      throw err;
+    }
+    await this.deps.records.ended(callId);
   }
 
   private updateTicker(): void {

@@ -62,6 +62,9 @@ export class CallRoom implements DirectionHost {
   private runOut = false;
   private runOutAnnounced = false;
   private disposed = false;
+  /** The call ended (not only this room emptied): its transcript is ready once the room has handed everything over. */
+  private callEnded = false;
+  private lastRecorded: Promise<void> = Promise.resolve();
   private readonly counted = new RoomStats();
   readonly log: Logger;
   /** Test calls echo each side's voice back to it; live calls interpret it for the other side. */
@@ -142,7 +145,18 @@ export class CallRoom implements DirectionHost {
   }
 
   record(utterance: Utterance): void {
-    this.deps.track(this.deps.records.utterance(this.call, utterance));
+    this.keep(this.deps.records.utterance(this.call, utterance));
+  }
+
+  /** Hands work to the call's record, which keeps a call's in order: the newest settles after the others. */
+  private keep(work: Promise<void>): void {
+    this.lastRecorded = work;
+    this.deps.track(work);
+  }
+
+  /** Settles once everything the room handed to the call's record so far is kept. */
+  get recorded(): Promise<void> {
+    return this.lastRecorded;
   }
 
   latency(speaker: Side, ms: number): void {
@@ -329,8 +343,8 @@ export class CallRoom implements DirectionHost {
 
   endCall(): void {
     if (this.disposed) return;
+    this.callEnded = true;
     this.closeEverything('call_ended');
-    this.deps.track(this.deps.records.ended(this.call.id));
   }
 
   /** Ends every endpoint (shutdown, call ended) and disposes the room. */
@@ -345,7 +359,8 @@ export class CallRoom implements DirectionHost {
     for (const side of SIDES) this.directions[side].flushTurn();
     for (const side of SIDES) if (this.directions[side].state !== 'idle') this.directions[side].stop('idle');
     this.billing?.close();
-    this.deps.track(this.deps.records.stats(this.call, this.statsSnapshot()));
+    this.keep(this.deps.records.stats(this.call, this.statsSnapshot()));
+    if (this.callEnded) this.keep(this.deps.records.ended(this.call.id));
     this.disposed = true;
     this.deps.onEmpty(this);
   }

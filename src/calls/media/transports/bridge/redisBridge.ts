@@ -258,6 +258,19 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     });
   }
 
+  async heldElsewhere(callId: string): Promise<boolean> {
+    const { commands, instanceId } = this.options;
+    if (this.unreachable) throw new RoomsUnreachable();
+    try {
+      const holder = await commands.get(this.roomKey(callId));
+      if (holder === null || holder === instanceId) return false;
+      return (await commands.exists(this.instanceKey(holder))) === 1;
+    } catch (err) {
+      if (this.unreachable) throw new RoomsUnreachable({ cause: err });
+      throw err;
+    }
+  }
+
   relay(instance: string, call: CallRow, endpoint: CallEndpoint): Inlet {
     const relay = `${this.options.instanceId}.${randomBytes(6).toString('hex')}`;
     this.relayed.set(relay, { endpoint, instance });
