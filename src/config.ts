@@ -172,6 +172,11 @@ export interface ConnectionLimits {
   eventStreamsPerKey: number;
   /** Open customer chat streams per session. */
   chatStreamsPerSession: number;
+  /**
+   * A stream whose credential has an end (a rolled key's overlap) looks whether it still works at least this
+   * often, and at that end: a clock that was moved is noticed within this.
+   */
+  credentialExpiryCheckMs: number;
   /** Open media sockets per side of a call, counted separately for stream and listen sockets. */
   mediaSocketsPerSide: number;
   /** A request's headers must arrive within this (408). */
@@ -329,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
   const connections: ConnectionLimits = {
     eventStreamsPerKey: integer('EVENT_STREAMS_PER_KEY', 50, 1, 100_000),
     chatStreamsPerSession: integer('CHAT_STREAMS_PER_SESSION', 10, 1, 1_000),
+    credentialExpiryCheckMs: integer('CREDENTIAL_EXPIRY_CHECK_MS', 60_000, 10, 3_600_000),
     mediaSocketsPerSide: integer('MEDIA_SOCKETS_PER_SIDE', 10, 1, 1_000),
     httpHeadersTimeoutMs: integer('HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000),
     httpRequestTimeoutMs: integer('HTTP_REQUEST_TIMEOUT_MS', 120_000, 100, 3_600_000),

@@ -4,6 +4,6 @@ import { postVoiceMessage, uploadedAudio } from '../../src/sessions/voice.js';
 
 export default defineHandler<'postChatVoiceMessage'>(async ({ app, body, chat, files }) => {
   const upload = uploadedAudio(files.audio);
-  const { row, voice } = await postVoiceMessage(app, chat.session, upload, 'customer', body.author_name, null);
+  const { row, voice } = await postVoiceMessage(app, chat.session, upload, 'customer', body.author_name, null, body.language_hint);
   return { status: 201, body: presentMessage(row, voice, customerAudioPath) };
 });

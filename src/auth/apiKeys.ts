@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PrincipalCache } from './principalCache.js';
-import type { RevocationBus } from './revocation.js';
+import type { CredentialState, RevocationBus } from './revocation.js';
 import { ALL_SCOPES, type KeyPrincipal, type Mode, type Scope } from './principal.js';
 import { errors } from '../errors.js';
 import { hashSecret, newId, newSecret } from '../lib/ids.js';
@@ -122,20 +122,24 @@ export async function revokeApiKey(deps: { db: Knex; revocations: RevocationBus 
   await deps.revocations.announce(keyId);
 }
 
-/** Whether the key exists and is not revoked (streams re-check once they watch for revocation). */
-export async function isApiKeyActive(db: Knex, keyId: string): Promise<boolean> {
-  return (await db<ApiKeyRow>('api_keys').where({ id: keyId }).whereNull('revoked_at').modify(notExpired(Date.now())).first('id')) !== undefined;
+/**
+ * Whether the key still works at `nowMs`, and until when: a stream opened with it checks once it watches
+ * for announcements, and again at each one (a roll announces the old key's new end, a revocation its end).
+ */
+export async function apiKeyState(db: Knex, keyId: string, nowMs: number): Promise<CredentialState> {
+  const row = await db<ApiKeyRow>('api_keys').where({ id: keyId }).whereNull('revoked_at').modify(notExpired(nowMs)).first('expires_at');
+  return row ? { active: true, expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null } : { active: false };
 }
 
 /**
  * The principal behind a presented key. Looked up in the database unless the cache knows it; the cache
  * forgets a key when its revocation is announced, so a revocation still applies to the next request.
  */
-export async function authenticateApiKey(deps: { db: Knex; principals: PrincipalCache }, presented: string): Promise<KeyPrincipal> {
+export async function authenticateApiKey(deps: { db: Knex; principals: PrincipalCache; now: () => number }, presented: string): Promise<KeyPrincipal> {
   if (!/^spk_(live|test)_[0-9A-Za-z]{16,200}$/.test(presented)) throw errors.invalidApiKey();
   const keyHash = hashSecret(presented);
-  const principal = await deps.principals.principalFor(keyHash, () => activePrincipal(deps.db, keyHash));
-  if (!principal || principal.kind !== 'apiKey' || (principal.expiresAt !== null && principal.expiresAt <= Date.now())) throw errors.invalidApiKey();
+  const principal = await deps.principals.principalFor(keyHash, () => activePrincipal(deps.db, keyHash, deps.now()));
+  if (!principal || principal.kind !== 'apiKey' || (principal.expiresAt !== null && principal.expiresAt <= deps.now())) throw errors.invalidApiKey();
   noteKeyUse(deps.db, principal.keyId);
   return principal;
 }
@@ -176,11 +180,11 @@ export function noteKeyUse(db: Knex, keyId: string, nowMs = Date.now()): void {
 /** Keys that have not reached the end a roll gave them. */
 const notExpired = (nowMs: number) => (q: Knex.QueryBuilder) => q.where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', new Date(nowMs)));
 
-async function activePrincipal(db: Knex, keyHash: string): Promise<KeyPrincipal | undefined> {
+async function activePrincipal(db: Knex, keyHash: string, nowMs: number): Promise<KeyPrincipal | undefined> {
   const row = await db<ApiKeyRow>('api_keys')
     .where({ key_hash: keyHash })
     .whereNull('revoked_at')
-    .modify(notExpired(Date.now()))
+    .modify(notExpired(nowMs))
     .first('id', 'org_id', 'mode', 'scopes', 'expires_at');
   return (
     row && {

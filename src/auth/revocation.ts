@@ -5,6 +5,9 @@
 // one process (PGlite), the PostgreSQL bus (postgresRevocationBus.ts) carries announcements to every
 // instance on the database, and a Redis pub/sub bus can take its place later.
 
+/** Whether a credential works now and until when (epoch ms; null: until it is revoked). */
+export type CredentialState = { active: false } | { active: true; expiresAt: number | null };
+
 export interface RevocationBus {
   /**
    * Tells every watcher of `credentialId`, in every instance, that it is revoked. Call after the revocation

@@ -1,22 +1,7 @@
-// The console's language: one choice for every console page, from the request's Accept-Language,
-// matched to the page catalogue's languages (the call and chat pages' words); English when none matches.
+// The console's language: one choice for every console page, the one the call and chat pages make too.
 import type { Request } from 'express';
-import { baseLanguage, PAGE_LANGUAGES, translator, type PageWords } from '../web/i18n/catalogue.js';
-
-/** The catalogue language the reader prefers most (highest q, then order), or English. */
-export function consoleLanguage(acceptLanguage: string | undefined): string {
-  const ranked = (acceptLanguage ?? '')
-    .split(',')
-    .slice(0, 50)
-    .map((part, order) => {
-      const [tag, ...params] = part.trim().split(';');
-      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
-      return { language: baseLanguage(tag), q: q === undefined ? 1 : Number(q), order };
-    })
-    .filter((entry) => entry.q > 0 && PAGE_LANGUAGES.includes(entry.language))
-    .sort((a, b) => b.q - a.q || a.order - b.order);
-  return ranked[0]?.language ?? 'en';
-}
+import { translator, type PageWords } from '../web/i18n/catalogue.js';
+import { pageLanguage } from '../web/pageLanguage.js';
 
 /** The console's words for this request. */
-export const consoleWords = (req: Request): PageWords => translator(consoleLanguage(req.get('accept-language')));
+export const consoleWords = (req: Request): PageWords => translator(pageLanguage(req.get('accept-language')));

@@ -121,7 +121,14 @@ function invoke(app: AppContext, op: OperationEntry): RequestHandler {
     if (res.closed) publications.release();
     else res.once('close', publications.release);
     const principal = req.principal;
-    const requestApp: AppContext = { ...app, events: publications.events, actingApp: principal?.kind === 'app' ? principal.appId : null };
+    // The clock is read through the server's own, not copied: what outlives the request (a stream's
+    // timer for its key's end) reads the clock of the moment, which tests move.
+    const requestApp: AppContext = {
+      ...app,
+      now: () => app.now(),
+      events: publications.events,
+      actingApp: principal?.kind === 'app' ? principal.appId : null,
+    };
     const run = (requestRef: string | null) =>
       op.handler({
         app: requestApp,

@@ -9,12 +9,13 @@ import { errors } from '../errors.js';
 import { eventsAfter, latestSequence, sequenceOf } from '../events/log.js';
 import type { BusEvent } from '../events/types.js';
 import type { EventStream } from '../events/stream.js';
+import type { CredentialState } from '../auth/revocation.js';
 import { LiveStreamGroups } from './liveStreamGroups.js';
 import { streamOutbox, type OutboxStream } from './sseOutbox.js';
 
 const BACKLOG_PAGE = 500;
 
-type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'liveStreams' | 'revocations' | 'shutdown' | 'metrics'>;
+type StreamDeps = Pick<AppContext, 'db' | 'events' | 'eventStreams' | 'liveStreams' | 'revocations' | 'shutdown' | 'metrics' | 'now' | 'config'>;
 
 const STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -150,17 +151,42 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     stopListening = deps.liveStreams.join(stream, out!);
   }
   let revokedBeforeStart = false;
-  const unwatch = credential
-    ? revocations.watch(credential.id, () => {
-        if (res.headersSent) end();
-        else revokedBeforeStart = true;
-      })
-    : () => {};
+  /** Wakes the stream when its credential's end comes (a rolled key's overlap), to look again. */
+  let expiry: NodeJS.Timeout | undefined;
+  /**
+   * What the credential's state means for the stream: one that no longer works ends it (or refuses it, not
+   * yet started); one with an end (a rolled key's overlap) gets a timer to look again then.
+   */
+  const settle = (state: CredentialState) => {
+    if (closed) return;
+    clearTimeout(expiry);
+    if (!state.active) {
+      if (res.headersSent) end();
+      else revokedBeforeStart = true;
+      return;
+    }
+    if (state.expiresAt === null) return;
+    // Never longer than the check interval: the clock may be moved (tests inject one), and Node's timers stop at 24.8 days.
+    const wait = Math.max(0, Math.min(state.expiresAt - deps.now(), deps.config.connections.credentialExpiryCheckMs));
+    expiry = setTimeout(lookAgain, wait);
+  };
+  // Unsure whether the credential still works (the database failed): the client reconnects and is checked again.
+  const lookAgain = () => void credential!.state().then(settle, () => settle({ active: false }));
+  // An announcement is heard once: the watcher watches again, so a revocation after a roll is heard too.
+  const watch = (): (() => void) =>
+    credential
+      ? revocations.watch(credential.id, () => {
+          unwatch = watch();
+          lookAgain();
+        })
+      : () => {};
+  let unwatch = watch();
   /** Lets go of everything the stream holds; true the first time. */
   const letGo = () => {
     if (closed) return false;
     closed = true;
     clearInterval(heartbeat);
+    clearTimeout(expiry);
     stopListening();
     unwatch();
     release();
@@ -190,7 +216,10 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
     resumeFrom = lastEventId ? await sequenceOf(db, scope, lastEventId) : null;
     startSeq = resumeFrom ?? (await latestSequence(db));
     // Watching began before this check, so a revocation is seen here or announced to the watcher.
-    if (credential && (!(await credential.isActive()) || revokedBeforeStart)) throw credential.refusal();
+    if (credential) {
+      settle(await credential.state());
+      if (revokedBeforeStart) throw credential.refusal();
+    }
   } catch (err) {
     // Nothing sent yet: the error handler answers.
     if (letGo()) throw err;

@@ -6,19 +6,19 @@ import { errors } from '../errors.js';
 import type { EventStream } from '../events/stream.js';
 import { isMemberSessionActive } from '../members/sessions.js';
 import { isConnectionActive } from '../oauth/connections.js';
-import { isApiKeyActive } from '../auth/apiKeys.js';
+import { apiKeyState } from '../auth/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
 import { customerAudioPath, type MessageOut } from './messages.js';
 import type { SessionRow } from './sessions.js';
 import type { Config } from '../config.js';
 import type { Knex } from 'knex';
 
-type StreamDeps = { db: Knex; config: Config };
+type StreamDeps = { db: Knex; config: Config; now: () => number };
 
 const everything = () => true;
 const asStored = (event: BusEvent) => event.payload;
 
-/** A stream opened with an API key: one of the key's streams, ended when the key is revoked. */
+/** A stream opened with an API key: one of the key's streams, ended when the key is revoked or its overlap after a roll ends. */
 function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<EventStream, 'holder' | 'credential'> {
   const credentialId = credentialIdOf(principal);
   const limit = app.config.connections.eventStreamsPerKey;
@@ -26,7 +26,12 @@ function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<EventStream, 
     holder: { id: `credential:${credentialId}`, limit, refusal: () => errors.tooManyStreams('API key', limit) },
     credential: {
       id: credentialId,
-      isActive: () => (principal.kind === 'apiKey' ? isApiKeyActive(app.db, principal.keyId) : isConnectionActive(app.db, principal.connectionId)),
+      state: async () =>
+        principal.kind === 'apiKey'
+          ? apiKeyState(app.db, principal.keyId, app.now())
+          : (await isConnectionActive(app.db, principal.connectionId))
+            ? { active: true, expiresAt: null }
+            : { active: false },
       refusal: principal.kind === 'apiKey' ? errors.invalidApiKey : errors.invalidAccessToken,
     },
   };
@@ -43,7 +48,7 @@ export function organizationEvents(app: StreamDeps, principal: ApiPrincipal): Ev
 }
 
 /** The console's live view of the organization in one mode, held by a member's console session: signing out ends it. */
-export function consoleEvents(app: StreamDeps & { now: () => number }, view: { orgId: string; mode: Mode; sessionId: string }): EventStream {
+export function consoleEvents(app: StreamDeps, view: { orgId: string; mode: Mode; sessionId: string }): EventStream {
   const limit = app.config.connections.eventStreamsPerKey;
   return {
     scope: { orgId: view.orgId, mode: view.mode },
@@ -51,7 +56,11 @@ export function consoleEvents(app: StreamDeps & { now: () => number }, view: { o
     present: asStored,
     unnamed: true,
     holder: { id: `console:${view.sessionId}`, limit, refusal: () => errors.tooManyStreams('console session', limit) },
-    credential: { id: view.sessionId, isActive: () => isMemberSessionActive(app.db, view.sessionId, app.now()), refusal: errors.signedOut },
+    credential: {
+      id: view.sessionId,
+      state: async () => ((await isMemberSessionActive(app.db, view.sessionId, app.now())) ? { active: true, expiresAt: null } : { active: false }),
+      refusal: errors.signedOut,
+    },
     heartbeatMs: app.config.sseHeartbeatMs,
   };
 }

@@ -63,6 +63,8 @@ export async function postVoiceMessage(
   sender: Sender,
   authorName: string | null | undefined,
   requestRef: string | null,
+  /** The customer's page's language: the message's language when neither the transcription nor its text tells. */
+  languageHint?: string | null,
 ): Promise<PostedMessage> {
   assertOpen(session);
   const earlier = await findPostedMessage(deps.db, requestRef);
@@ -96,7 +98,7 @@ export async function postVoiceMessage(
     return storeMessage(
       deps,
       session,
-      { sender, text: transcript.text || '…', author_name: authorName, language: transcript.language },
+      { sender, text: transcript.text || '…', author_name: authorName, language: transcript.language, language_hint: languageHint },
       requestRef,
       { recording: { data: upload.data, mimeType: info.mimeType, durationSeconds: info.durationSeconds }, reservation, allowance },
     );

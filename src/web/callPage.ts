@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { pageSecurity } from '../http/securityHeaders.js';
+import { localizedPage } from './localizedPage.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const assets = path.join(here, 'call');
@@ -14,9 +15,7 @@ const shared = path.join(here, 'shared');
 export function callPageRouter(): express.Router {
   const router = express.Router();
   // Integrators show the call inside their own pages (an iframe with allow="microphone; camera"): any site may frame it.
-  router.get('/call/:call_id', pageSecurity('anyone'), (_req, res) => {
-    res.sendFile(path.join(assets, 'index.html'));
-  });
+  router.get('/call/:call_id', pageSecurity('anyone'), localizedPage(path.join(assets, 'index.html')));
   router.use('/call-assets', express.static(assets, { index: false, maxAge: '5m' }));
   router.use('/page-i18n', express.static(catalogue, { index: false, maxAge: '5m' }));
   router.use('/page-shared', express.static(shared, { index: false, maxAge: '5m' }));

@@ -88,7 +88,7 @@ describe('the customer chat page in chromium', () => {
     // Notes the multipart fields the page builds (the browser does not expose a Blob body to the test),
     // and when, by the page's own clock, it announces typing (the test's clock would add its own delays).
     await page.addInitScript(() => {
-      const fields: { name: string; type: string; filename: string | null; size: number }[] = [];
+      const fields: { name: string; type?: string; filename?: string | null; size?: number; value?: string }[] = [];
       (window as unknown as { formFields: typeof fields }).formFields = fields;
       const typingPosts: number[] = [];
       (window as unknown as { typingPosts: number[] }).typingPosts = typingPosts;
@@ -100,6 +100,7 @@ describe('the customer chat page in chromium', () => {
       const append = FormData.prototype.append;
       FormData.prototype.append = function (this: FormData, name: string, value: string | Blob, filename?: string) {
         if (value instanceof Blob) fields.push({ name, type: value.type, filename: filename ?? null, size: value.size });
+        else fields.push({ name, value });
         return (append as (...args: unknown[]) => void).apply(this, [name, value, filename].slice(0, arguments.length));
       } as typeof FormData.prototype.append;
     });
@@ -223,8 +224,10 @@ describe('the customer chat page in chromium', () => {
     await voiceMessage.waitFor(WAIT);
     expect(uploads).toHaveLength(1);
     expect(uploads[0]).toMatch(/^multipart\/form-data; boundary=/);
-    const [field] = await page.evaluate(() => (window as unknown as { formFields: unknown[] }).formFields);
+    const [field, hint] = await page.evaluate(() => (window as unknown as { formFields: unknown[] }).formFields);
     expect(field).toMatchObject({ name: 'audio', type: 'audio/webm;codecs=opus', filename: 'voice-message.webm' });
+    // The page's language goes with the recording, as with a text message (language_hint).
+    expect(hint).toEqual({ name: 'language_hint', value: await page.evaluate(() => navigator.language) });
     const player = voiceMessage.getByTestId('audio-player');
     expect(await player.evaluate((audio: HTMLAudioElement) => audio.controls)).toBe(true);
     await expect.poll(() => player.evaluate((audio: HTMLAudioElement) => audio.src), POLL).toMatch(/^blob:/);

@@ -181,6 +181,14 @@ describe(`console members in chromium (${backendName})`, () => {
     await reload(owner.page);
     expect(await owner.page.locator('#new-key').count()).toBe(0);
     expect(await t.server.app.db('api_keys').where({ org_id: orgId, name: 'Ticket sync' })).toHaveLength(2);
+    // The 24 hours over (the server's clock moved past them): the old key is refused, the new one goes on.
+    const { expires_at } = await t.server.app.db('api_keys').where({ id: oldId }).first();
+    t.server.app.now = () => new Date(expires_at).getTime() + 1000;
+    try {
+      expect([await works(old), await works(fresh)]).toEqual([401, 200]);
+    } finally {
+      t.server.app.now = Date.now;
+    }
 
     const freshId = (await t.server.app.db('api_keys').where({ id: oldId }).first()).replaced_by;
     const freshRow = owner.page.locator('tr', { hasText: freshId });

@@ -275,6 +275,15 @@ describe(`console pages in chromium (${backendName})`, () => {
     for (const text of ['call.ended session.closed', 'Ticket sync', 'Enabled', 'No deliveries yet.']) expect(await endpoint.textContent()).toContain(text);
     await fitsThePhone(page);
 
+    // The form led to a GET (post/redirect/get): a reload asks for the page again, adds no second endpoint
+    // with a new secret, and no longer shows this one.
+    const methods: string[] = [];
+    page.on('request', (request) => methods.push(request.method()));
+    await page.reload();
+    expect(methods[0]).toBe('GET');
+    expect(await page.content()).not.toContain(secret);
+    expect(await t.server.app.db('webhook_endpoints').where({ org_id: orgId })).toHaveLength(1);
+
     // Shown once: listed again without its secret.
     await tapAndLoad(page, page.getByRole('link', { name: 'Webhooks' }));
     expect(await page.content()).not.toContain(secret);
@@ -285,6 +294,11 @@ describe(`console pages in chromium (${backendName})`, () => {
     await page.getByText('Delete…').tap();
     await tapAndLoad(page, page.getByRole('button', { name: `Delete endpoint ${row.id}` }));
     expect(await page.getByText('No live webhook endpoints yet.').isVisible()).toBe(true);
+    // Reloaded after the delete: the same page, nothing sent again.
+    methods.length = 0;
+    await page.reload();
+    expect(await page.getByText('No live webhook endpoints yet.').isVisible()).toBe(true);
+    expect(methods.filter((method) => method !== 'GET')).toEqual([]);
 
     expect(foreign).toEqual([]);
     expect(blocked).toEqual([]);

@@ -91,6 +91,24 @@ describe('the API reference page in chromium', () => {
     await page.close();
   });
 
+  it('/docs: no serious axe violation, operations closed, one opened to try out, and the authorization dialog', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${t.url}/docs`);
+    await page.waitForSelector('.opblock', WAIT);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+
+    const operation = page.locator('#operations-sessions-createSession');
+    await operation.locator('.opblock-summary').first().click();
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('button.execute').waitFor(WAIT);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+
+    await page.locator('button.authorize').first().click();
+    await page.locator('.modal-ux').waitFor(WAIT);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await page.close();
+  });
+
   it('/docs/asyncapi: Markdown rendered, a table of contents that leads to every channel, nothing wider than a 390 px phone, no serious axe violation', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     const blocked = recordCspViolations(page);

@@ -1,10 +1,14 @@
 // API keys in the console: a name, the last four characters, who made them and when they were last
 // used; rolling a key makes a new one and keeps the old one working for the overlap chosen (none, 1 h,
 // 24 h, 7 days), then refuses it. The credential cache is off, so a key's end applies to the next request.
+// An event stream opened with the old key stays open through the roll and ends with the overlap; the
+// server's clock is injected, and streams look at it every 50 ms (CREDENTIAL_EXPIRY_CHECK_MS).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { addMember, csrfOf, PASSWORD, visitor, type Visitor } from '../support/consoleVisitor.js';
+import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
+import { waitUntil } from '../support/waiting.js';
 
 const NEW_KEY = /<code id="new-key" class="key">([^<]+)<\/code>/;
 
@@ -14,7 +18,7 @@ describe(`console keys: names and rolls (${backendName})`, () => {
   let member: Visitor;
   let csrf: string;
   beforeAll(async () => {
-    t = await startTestServer({ CREDENTIAL_CACHE_TTL_MS: '0' });
+    t = await startTestServer({ CREDENTIAL_CACHE_TTL_MS: '0', CREDENTIAL_EXPIRY_CHECK_MS: '50' });
     orgId = await t.createOrg({ name: 'Keys Org' });
     await addMember(t, orgId, 'maker@keys.example');
     member = visitor(t);
@@ -24,8 +28,8 @@ describe(`console keys: names and rolls (${backendName})`, () => {
   afterAll(() => t?.stop());
 
   const works = async (key: string) => (await fetch(`${t.url}/v1/account`, { headers: { Authorization: `Bearer ${key}` } })).status;
-  const createKey = async (name: string) => {
-    const page = await member.follow(await member.post('/console/keys', { csrf_token: csrf, mode: 'test', scopes: 'account:read', name }));
+  const createKey = async (name: string, scopes = 'account:read') => {
+    const page = await member.follow(await member.post('/console/keys', { csrf_token: csrf, mode: 'test', scopes, name }));
     return NEW_KEY.exec(await page.text())![1]!;
   };
   const rowOf = async (keyId: string) => (await t.server.app.db('api_keys').where({ id: keyId }).first())!;
@@ -96,5 +100,80 @@ describe(`console keys: names and rolls (${backendName})`, () => {
     expect(page).not.toContain('Roll…');
     const newest = await t.server.app.db('api_keys').where({ org_id: orgId }).whereNull('revoked_at').whereNull('expires_at').first();
     expect((await viewer.post(`/console/keys/${newest.id}/roll`, { csrf_token: csrfOf(page), overlap_seconds: '3600' })).status).toBe(403);
+  });
+
+  describe('event streams of a rolled key', () => {
+    let publisher: string;
+    const streams: EventStreamClient[] = [];
+    beforeAll(async () => {
+      publisher = (await t.createKey(orgId, 'test')).key;
+      // Shows (and so clears) what an earlier roll left to show once: the next page shows only our keys.
+      await member.get('/console/keys');
+    });
+    afterAll(async () => {
+      t.server.app.now = Date.now;
+      for (const stream of streams) stream.close();
+      await waitUntil(() => t.server.app.eventStreams.count() === 0, 'the streams to close');
+    });
+
+    const stream = async (key: string) => {
+      const opened = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${key}` });
+      streams.push(opened);
+      expect(opened.status, JSON.stringify(opened.events)).toBe(200);
+      return opened;
+    };
+    /** What a new stream with `key` would get (HEAD opens none). */
+    const streamStatus = async (key: string) => (await fetch(`${t.url}/v1/events`, { method: 'HEAD', headers: { Authorization: `Bearer ${key}` } })).status;
+    /** Publishes an event (a new session); answers its id. */
+    const publish = async () => {
+      const res = await fetch(`${t.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${publisher}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ agent_language: 'en' }),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const shows = (client: EventStreamClient, sessionId: string) => client.waitFor((e) => e.event === 'session.created' && e.data.data.id === sessionId);
+    const idOf = async (name: string) => (await t.server.app.db('api_keys').where({ org_id: orgId, name }).first()).id as string;
+
+    it("keeps the old key's stream through the overlap and ends it when the overlap ends; the new key's stream stays", async () => {
+      const old = await createKey('Streaming', 'events:read');
+      const oldId = await idOf('Streaming');
+      const oldStream = await stream(old);
+      const rolled = await roll(oldId, 3600);
+      expect(rolled.status).toBe(303);
+      const fresh = NEW_KEY.exec(await (await member.follow(rolled)).text())![1]!;
+      const freshStream = await stream(fresh);
+      // The roll's announcement did not end the old key's stream: both show what happens next.
+      const during = await publish();
+      await shows(oldStream, during);
+      await shows(freshStream, during);
+      expect(await streamStatus(old)).toBe(200);
+
+      // The overlap over (the clock moved past it): the old key's stream ends as a revoked key's does.
+      const { expires_at } = await rowOf(oldId);
+      t.server.app.now = () => new Date(expires_at).getTime() + 1000;
+      await oldStream.ended;
+      expect(t.server.app.eventStreams.count(`credential:${oldId}`)).toBe(0);
+      expect(await streamStatus(old)).toBe(401);
+      expect(await streamStatus(fresh)).toBe(200);
+      const delivered = oldStream.events.length;
+      const after = await publish();
+      await shows(freshStream, after);
+      expect(oldStream.events.length).toBe(delivered);
+      t.server.app.now = Date.now;
+    });
+
+    it('ends the stream of a rolled key revoked during its overlap at once', async () => {
+      const old = await createKey('Revoked in overlap', 'events:read');
+      const oldId = await idOf('Revoked in overlap');
+      expect((await roll(oldId, 86_400)).status).toBe(303);
+      const oldStream = await stream(old);
+      const page = await (await member.get('/console/keys')).text();
+      expect((await member.post(`/console/keys/${oldId}/revoke`, { csrf_token: csrfOf(page) })).status).toBe(303);
+      await oldStream.ended;
+      expect(t.server.app.eventStreams.count(`credential:${oldId}`)).toBe(0);
+    });
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
 import {
+  DEFAULT_TRANSCRIPT,
   startOpenAiTranscriptionStandIn,
   type OpenAiTranscriptionStandIn,
 } from '../support/standins/openaiTranscriptionStandIn.js';
@@ -245,5 +246,42 @@ describe(`voice messages (${backendName})`, () => {
     const message = await res.json();
     expect(message).toMatchObject({ kind: 'voice', sender: 'customer' });
     expect(message.audio_url).toBe(`/chat/public/${session.id}/messages/${message.id}/audio`);
+  });
+
+  it("the customer's voice message carries the page's language: a short recording is taken to be in it, and the session learns it", async () => {
+    const orgId = await t.createOrg({ balance: 1, voice_rate_per_minute: 0.6 });
+    const key = (await t.createKey(orgId, 'live')).key;
+    const chatUpload = async (session: { id: string; customer_url: string }, hint?: string) => {
+      const form = new FormData();
+      form.append('audio', new Blob([new Uint8Array(await fixture('chromium-opus.webm'))], { type: 'audio/webm' }), 'rec.webm');
+      if (hint !== undefined) form.append('language_hint', hint);
+      const chatKey = session.customer_url.split('#k=')[1];
+      return fetch(`${t.url}/chat/public/${session.id}/voice`, { method: 'POST', headers: { 'X-Chat-Key': chatKey }, body: form });
+    };
+    // gpt-4o-mini-transcribe answers the text alone, and "Hola" is too short to tell its language from.
+    transcription.reset();
+    transcription.setTranscript({ text: 'Hola', language: 'spanish' });
+    try {
+      const session = await createSession(key, { customer_language: null });
+      const res = await chatUpload(session, 'es-ES');
+      expect(res.status).toBe(201);
+      expect(await res.json()).toMatchObject({ kind: 'voice', text: 'Hola', language: 'es-ES', agent_text: 'en-US:Hola' });
+      // Only a fallback: the transcription is not told to hear Spanish.
+      expect(transcription.requests.at(-1)!.fields.language).toBeUndefined();
+      const learned = await fetch(`${t.url}/v1/sessions/${session.id}`, { headers: { Authorization: `Bearer ${key}` } });
+      expect((await learned.json()).customer_language).toBe('es-ES');
+
+      // Never over the session's own language.
+      const known = await createSession(key, { customer_language: 'pt' });
+      expect(await (await chatUpload(known, 'es')).json()).toMatchObject({ language: 'pt' });
+      // A hint that is no language tag is refused before anything is transcribed.
+      const before = transcription.requests.length;
+      const refused = await chatUpload(known, 'Spanish please');
+      expect(refused.status).toBe(422);
+      expect((await refused.json()).detail[0].loc).toEqual(['body', 'language_hint']);
+      expect(transcription.requests).toHaveLength(before);
+    } finally {
+      transcription.setTranscript(DEFAULT_TRANSCRIPT);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { consoleLanguage } from '../../src/console/language.js';
+import { pageLanguage } from '../../src/web/pageLanguage.js';
 import { contract } from '../../src/http/contract.js';
 import { PAGE_LANGUAGES, WORD_KEYS, translator } from '../../src/web/i18n/catalogue.js';
 
@@ -38,14 +38,14 @@ describe("the pages' word catalogue", () => {
   });
 
   it("the console's language: the best-liked catalogue language of Accept-Language, English when none", () => {
-    expect(consoleLanguage(undefined)).toBe('en');
-    expect(consoleLanguage('')).toBe('en');
-    expect(consoleLanguage('fi, sv;q=0.9')).toBe('en');
-    expect(consoleLanguage('es-MX,es;q=0.9,en;q=0.8')).toBe('es');
-    expect(consoleLanguage('fi, de;q=0.4, fr-CA;q=0.8')).toBe('fr');
-    expect(consoleLanguage('ar;q=0, ja')).toBe('ja');
-    expect(consoleLanguage('en-GB, ar')).toBe('en');
-    expect(consoleLanguage('*')).toBe('en');
+    expect(pageLanguage(undefined)).toBe('en');
+    expect(pageLanguage('')).toBe('en');
+    expect(pageLanguage('fi, sv;q=0.9')).toBe('en');
+    expect(pageLanguage('es-MX,es;q=0.9,en;q=0.8')).toBe('es');
+    expect(pageLanguage('fi, de;q=0.4, fr-CA;q=0.8')).toBe('fr');
+    expect(pageLanguage('ar;q=0, ja')).toBe('ja');
+    expect(pageLanguage('en-GB, ar')).toBe('en');
+    expect(pageLanguage('*')).toBe('en');
   });
 
   it("words each scope in English as the contract's OAuth2 scheme does, and has every scope", () => {

@@ -19,6 +19,7 @@ const CATCH_UP_LIMIT = 200;
 // The browser's language goes with each message as a hint: what a first message too short to detect
 // ("Hola") is in. Only a tag the contract takes, so an odd browser setting never costs a message.
 const LANGUAGE_TAG = /^(?=.{2,35}$)[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
+const languageHint = () => (LANGUAGE_TAG.test(navigator.language || '') ? navigator.language : null);
 
 const $ = (id) => document.getElementById(id);
 const els = {
@@ -59,6 +60,8 @@ const recorder = voiceRecorder({
   changed: updateComposer,
   mayRecord: () => !state.closed && !state.invalid,
   async upload(form) {
+    const hint = languageHint();
+    if (hint) form.append('language_hint', hint);
     await submit(t('chat.voiceSendFailed'), () => api.request('/voice', { method: 'POST', body: form }));
   },
 });
@@ -318,7 +321,8 @@ async function send() {
   autoResize();
   updateComposer();
   const json = { text };
-  if (LANGUAGE_TAG.test(navigator.language || '')) json.language_hint = navigator.language;
+  const hint = languageHint();
+  if (hint) json.language_hint = hint;
   const sent = await submit(t('chat.sendFailed'), () => api.request('/messages', { method: 'POST', json }));
   if (!sent && !els.input.value) {
     els.input.value = text;

@@ -41,6 +41,35 @@ function forTrying(contract) {
   return contract;
 }
 
+/**
+ * Swagger UI puts an operation's path, as a link to it, inside the button that opens the operation (axe:
+ * nested-interactive): the path is shown as text instead; deepLinking still puts the open operation in the address.
+ */
+const PathsAsText = (system) => ({
+  wrapComponents: { DeepLink: () => (props) => system.React.createElement('span', null, props.text) },
+});
+
+/** Controls Swagger UI leaves without a name (axe: label, select-name, button-name), named as they appear. */
+const UNNAMED = [
+  ['select#servers', 'Server'],
+  ['select.examples-select-element', 'Example'],
+  ['textarea.body-param__text', 'Request body'],
+  ['button.close-modal', 'Close'],
+];
+/** Buttons whose label differs from the words they show (axe: label-content-name-mismatch): their words name them. */
+const MISNAMED = '.auth-btn-wrapper button[aria-label]';
+
+function nameControls(root) {
+  const name = () => {
+    for (const [selector, label] of UNNAMED) {
+      for (const control of root.querySelectorAll(`${selector}:not([aria-label])`)) control.setAttribute('aria-label', label);
+    }
+    for (const button of root.querySelectorAll(MISNAMED)) button.removeAttribute('aria-label');
+  };
+  new MutationObserver(name).observe(root, { childList: true, subtree: true });
+}
+
+nameControls(document.getElementById('reference'));
 fetch('/openapi.json')
   .then((response) => response.json())
   .then((contract) => {
@@ -53,5 +82,6 @@ fetch('/openapi.json')
       persistAuthorization: true,
       filter: true,
       tryItOutEnabled: false,
+      plugins: [PathsAsText],
     });
   });
