@@ -482,7 +482,7 @@ describe.skipIf(backendName !== 'postgres')('two instances without a direct link
     await first?.stop();
   });
 
-  it('relayed audio crosses Redis as its own bytes behind a short header, both ways, batched per turn (test mode)', async () => {
+  it('relayed audio crosses Redis as its own bytes behind a short header, both ways, batched (test mode)', async () => {
     const orgId = await first.createOrg();
     const { key } = await first.createKey(orgId, 'test');
     const call = await callApi(first).createCall(key, { customer_language: 'es' });

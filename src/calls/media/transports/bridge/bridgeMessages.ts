@@ -10,7 +10,7 @@
 // instances, peerLinks.ts, which carries these same payloads), so one connection keeps a relay's
 // messages in order: a JSON message is an object, whose text starts with `{`, and the tags are control
 // bytes no JSON text may start with (not even as whitespace), so the first byte tells them apart.
-// Several messages published as one (what one turn of the event loop sends an instance) are a batch:
+// Several messages sent as one (what the bridge sends an instance within a couple of milliseconds) are a batch:
 //
 //   [0x03][length of the first: 4 bytes, big-endian][the first, as above][length of the second]...
 import type { Side } from '../../../side.js';
@@ -68,48 +68,44 @@ const CONTROL_OPS: ReadonlySet<string> = new Set<ControlMessage['op']>(['open', 
  * are left at the start for the caller's own header (a peer link's frame length).
  */
 export function encodeBridgeMessages(messages: readonly BridgeMessage[], reserve = 0): Buffer {
-  const parts = messages.map(partOf);
-  const single = parts.length === 1;
-  const body = parts.reduce((bytes, part) => bytes + part.bytes + (single ? 0 : LENGTH_BYTES), single ? 0 : 1);
+  // Two passes, sizes then bytes: the only thing kept between them is a control message's JSON text.
+  const texts: Array<string | undefined> = [];
+  let body = messages.length === 1 ? 0 : 1 + LENGTH_BYTES * messages.length;
+  for (const message of messages) {
+    if (isAudio(message)) {
+      const relayBytes = Buffer.byteLength(message.relay);
+      // Relay ids are made by the bridge (`{instance id}.{hex}`): one that does not fit is a bug, not input.
+      if (relayBytes === 0 || relayBytes > MAX_RELAY_BYTES) throw new Error(`relay id ${JSON.stringify(message.relay)} is not 1-${MAX_RELAY_BYTES} bytes`);
+      body += HEADER_BYTES + relayBytes + audioOf(message).length;
+      texts.push(undefined);
+    } else {
+      const text = JSON.stringify(message);
+      body += Buffer.byteLength(text);
+      texts.push(text);
+    }
+  }
   const payload = Buffer.allocUnsafe(reserve + body);
   let at = reserve;
-  if (!single) payload[at++] = BATCH;
-  for (const part of parts) {
-    if (!single) at = payload.writeUInt32BE(part.bytes, at);
-    at = part.write(payload, at);
-  }
+  if (messages.length !== 1) payload[at++] = BATCH;
+  messages.forEach((message, i) => {
+    const lengthAt = at;
+    if (messages.length !== 1) at += LENGTH_BYTES;
+    const text = texts[i];
+    if (text !== undefined) at += payload.write(text, at);
+    else if (isAudio(message)) {
+      payload[at] = message.op === 'in' ? IN : OUT;
+      const relayBytes = payload.write(message.relay, at + HEADER_BYTES);
+      payload[at + 1] = relayBytes;
+      at += HEADER_BYTES + relayBytes;
+      at += audioOf(message).copy(payload, at);
+    }
+    if (messages.length !== 1) payload.writeUInt32BE(at - lengthAt - LENGTH_BYTES, lengthAt);
+  });
   return payload;
 }
 
-interface Part {
-  bytes: number;
-  /** Writes the part at `at`; answers where it ended. */
-  write(into: Buffer, at: number): number;
-}
-
-function partOf(message: BridgeMessage): Part {
-  if (message.op === 'in') return audioPart(IN, message.relay, message.pcm);
-  if (message.op === 'out') return audioPart(OUT, message.relay, message.data);
-  const text = JSON.stringify(message);
-  const bytes = Buffer.byteLength(text);
-  return { bytes, write: (into, at) => at + into.write(text, at, bytes) };
-}
-
-function audioPart(tag: number, relay: string, audio: Buffer): Part {
-  const relayBytes = Buffer.byteLength(relay);
-  // Relay ids are made by the bridge (`{instance id}.{hex}`): one that does not fit is a bug, not input.
-  if (relayBytes === 0 || relayBytes > MAX_RELAY_BYTES) throw new Error(`relay id ${JSON.stringify(relay)} is not 1-${MAX_RELAY_BYTES} bytes`);
-  return {
-    bytes: HEADER_BYTES + relayBytes + audio.length,
-    write: (into, at) => {
-      into[at] = tag;
-      into[at + 1] = relayBytes;
-      at += HEADER_BYTES;
-      at += into.write(relay, at, relayBytes);
-      return at + audio.copy(into, at);
-    },
-  };
-}
+const isAudio = (message: BridgeMessage): message is AudioMessage => message.op === 'in' || message.op === 'out';
+const audioOf = (message: AudioMessage): Buffer => (message.op === 'in' ? message.pcm : message.data);
 
 /**
  * The messages a published one carries, in order: one, or a batch's. What the bridge never sends (a

@@ -206,7 +206,8 @@ export class PeerLinks {
    */
   write(instance: string, frame: Buffer): boolean {
     const outbound = this.outbound.get(instance);
-    if (!outbound?.open) return false;
+    // Destroyed but not yet closed (its 'close' comes on a later turn): what is written now would be lost.
+    if (!outbound?.open || !outbound.socket.writable) return false;
     if (outbound.socket.writableLength > MAX_UNSENT_BYTES) {
       this.options.logger.warn({ instance }, 'media peer link: the other instance stopped reading; going through Redis');
       outbound.socket.destroy();

@@ -24,10 +24,10 @@
 //                             turn {relay}, end {relay, reason}
 // Audio (`in`, `out`) travels as its bytes behind a small binary header, the rest as JSON; a signalling
 // frame (`sigin`: the socket's, `sigout`: for it, the other side's or presence) is its text as sent. What
-// one turn of the event loop sends an instance is published after it as one Redis message, in order (a
-// batch when there are several): under load a publish, its reply and the other instance's read then
-// carry several frames, at no cost in latency. One publishing connection per instance, and one
-// subscribed connection, keep each relay's messages in order, and what arrives before the room has
+// the bridge sends an instance within BATCH_WINDOW_MS goes as one payload, in order (a batch when there
+// are several), on the direct link to it (peerLinks.ts) or, without one, as one Redis message: a
+// write and the other instance's read then carry several frames. The link, or one publishing
+// connection per instance and one subscribed connection, keep each relay's messages in order, and what arrives before the room has
 // taken the endpoint waits for it (PendingInlet): each frame reaches the room once, after the `open` it
 // follows.
 import { randomBytes } from 'node:crypto';
@@ -43,6 +43,13 @@ import { RoomsUnreachable, type MediaPlane, type RemoteRooms, type Transport } f
 import type { TextFrame } from '../../protocol.js';
 import { decodeBridgeMessages, encodeBridgeMessages, type BridgeMessage, type EndpointDescription, type ToRoom, type ToSocket } from './bridgeMessages.js';
 import { LINK_HEADER_BYTES, PeerLinks, type PeerAddress, type PeerLinksOptions } from './peerLinks.js';
+
+/**
+ * How long a message waits for others to the same instance. A relayed frame costs a write and a read
+ * of its own otherwise (what 50 calls' frames come to, one per turn of the event loop, when the loop is
+ * not busy); 2 ms puts about five in each at 50 calls (docs/performance.md, "Relayed calls under load").
+ */
+const BATCH_WINDOW_MS = 2;
 
 /** Deletes the key only while it still holds `value` (a lease is given up only by its holder). */
 const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
@@ -139,8 +146,9 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   private readonly hosted = new Map<string, HostedEntry>();
   private readonly channel: string;
   private readonly channelBytes: Buffer;
-  /** What this turn of the event loop sends, by instance: sent after it, one payload per instance. */
+  /** What is sent within this batch window, by instance: one payload per instance once it is over. */
   private outbox = new Map<string, BridgeMessage[]>();
+  private flushing: NodeJS.Timeout | null = null;
   private links: PeerLinks | null = null;
   /** The value of this instance's lease: where its links are accepted. */
   private lease = '1';
@@ -313,16 +321,18 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     };
   }
 
-  /** Queues the message for `instance`, sent with the others of this turn once its I/O is done. */
+  /** Queues the message for `instance`, sent with the others of this batch window once it is over. */
   private send(instance: string, message: BridgeMessage): void {
-    if (this.outbox.size === 0) setImmediate(this.flush);
+    this.flushing ??= setTimeout(this.flush, BATCH_WINDOW_MS);
     const waiting = this.outbox.get(instance);
     if (waiting) waiting.push(message);
     else this.outbox.set(instance, [message]);
   }
 
-  /** Each instance's messages of this turn as one payload: on the direct link when it is open, else through Redis. */
+  /** Each instance's messages of this window as one payload: on the direct link when it is open, else through Redis. */
   private readonly flush = (): void => {
+    if (this.flushing) clearTimeout(this.flushing);
+    this.flushing = null;
     const outbox = this.outbox;
     this.outbox = new Map();
     for (const [instance, messages] of outbox) {
