@@ -78,14 +78,20 @@ export class LinkFrames {
   push(chunk: Buffer, onFrame: (payload: Buffer) => void): void {
     let data = chunk;
     if (this.buffered > 0) {
+      // What is buffered is the start of one frame: once it is whole, only it is copied.
+      const before = this.buffered;
       this.chunks.push(chunk);
       this.buffered += chunk.length;
       if (this.needed === 0 && this.buffered >= LINK_HEADER_BYTES) this.needed = this.frameBytes(Buffer.concat(this.chunks, LINK_HEADER_BYTES), 0);
       if (this.needed === 0 || this.buffered < this.needed) return;
-      data = Buffer.concat(this.chunks, this.buffered);
+      const fromChunk = this.needed - before;
+      this.chunks[this.chunks.length - 1] = chunk.subarray(0, fromChunk);
+      const frame = Buffer.concat(this.chunks, this.needed);
       this.chunks = [];
       this.buffered = 0;
       this.needed = 0;
+      onFrame(frame.subarray(LINK_HEADER_BYTES));
+      data = chunk.subarray(fromChunk);
     }
     let at = 0;
     while (data.length - at >= LINK_HEADER_BYTES) {
