@@ -1,4 +1,8 @@
 // npm run bench:cluster [-- --reps 3 --seconds 5 --connections 16 --echoes 200 --calls 50 --call-seconds 10 --clients 2]
+//                        [--only calls] [--cpu-prof DIR]
+//
+// --only calls: the relayed calls under load alone (no requests, no echoes). --cpu-prof DIR: each
+// instance writes a V8 CPU profile into DIR when it stops (node --cpu-prof), to see where a frame goes.
 //
 // What a second instance adds, in one run on one machine: authenticated requests (GET /v1/account)
 // straight to one instance, through nginx to one instance, and through nginx to two (round robin);
@@ -51,8 +55,13 @@ const { values: flags } = parseArgs({
     calls: { type: 'string', default: '50' },
     'call-seconds': { type: 'string', default: '10' },
     clients: { type: 'string', default: '2' },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
+if (flags.only !== undefined && flags.only !== 'calls') throw new Error('--only takes one value: calls');
+const ONLY_CALLS = flags.only === 'calls';
+const CPU_PROF_DIR = flags['cpu-prof'] === undefined ? undefined : path.resolve(flags['cpu-prof']);
 const REPS = positiveInteger('reps', flags.reps, 3);
 const SECONDS = positiveInteger('seconds', flags.seconds, 5);
 const CONNECTIONS = positiveInteger('connections', flags.connections, 16);
@@ -99,6 +108,49 @@ async function echoTimes(baseUrl: string, earUrl: string, key: string): Promise<
   ear.close();
   await endTestCalls(baseUrl, key, [call!]);
   return times;
+}
+
+/** Requests straight, through nginx to one and to two instances; then one frame at a time along each socket path. */
+async function requestsAndEchoes(instances: ServerProcess[], oneUrl: string, twoUrl: string, key: string, workDir: string): Promise<void> {
+  const script = path.join(workDir, 'account.lua');
+  await writeFile(script, wrkScript({ method: 'GET', path: '/v1/account', headers: { Authorization: `Bearer ${key}` } }));
+  const targets = [
+    { label: 'one instance, direct', url: instances[0]!.url },
+    { label: 'one instance, through nginx', url: oneUrl },
+    { label: 'two instances, through nginx', url: twoUrl },
+  ];
+  const rps = new Map<string, number[]>(targets.map((t) => [t.label, []]));
+  const p99 = new Map<string, number[]>(targets.map((t) => [t.label, []]));
+  for (const target of targets) await runWrk({ baseUrl: target.url, scriptFile: script, connections: CONNECTIONS, threads: 2, seconds: 2 });
+  for (let rep = 1; rep <= REPS; rep++) {
+    for (const target of targets) {
+      const result = await runWrk({ baseUrl: target.url, scriptFile: script, connections: CONNECTIONS, threads: 2, seconds: SECONDS });
+      rps.get(target.label)!.push(result.rps);
+      p99.get(target.label)!.push(result.p99Ms);
+      console.log(`rep ${rep}/${REPS} ${target.label}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms`);
+    }
+  }
+  const base = median(rps.get(targets[0]!.label)!);
+  console.log(`\nGET /v1/account, ${CONNECTIONS} connections, medians of ${REPS} (spread)\n`);
+  console.log(
+    table([
+      ['target', 'req/s', 'vs direct', 'p99 ms'],
+      ...targets.map((t) => [t.label, withSpread(spread(rps.get(t.label)!)), num(median(rps.get(t.label)!) / base, 2), num(median(p99.get(t.label)!), 1)]),
+    ]),
+  );
+
+  const echoes = [
+    { label: 'both sockets straight to the room\'s instance', mic: instances[0]!.url, ear: instances[0]!.url },
+    { label: 'both through nginx (two instances)', mic: twoUrl, ear: twoUrl },
+    { label: 'listen socket bridged from the other instance', mic: instances[0]!.url, ear: instances[1]!.url },
+  ];
+  const echoRows: string[][] = [];
+  for (const route of echoes) {
+    const times = distribution(await echoTimes(route.mic, route.ear, key))!;
+    echoRows.push([route.label, num(times.p50, 2), num(times.p99, 2)]);
+  }
+  console.log(`\nA test-mode call's 20 ms frame, stream socket to listen socket, ${ECHOES} frames one after another\n`);
+  console.log(table([['path', 'p50 ms', 'p99 ms'], ...echoRows]));
 }
 
 interface CallLoadSetup {
@@ -172,7 +224,7 @@ async function callPhase(setup: CallLoadSetup, layout: CallLayout, rep: number):
 }
 
 async function main() {
-  if (!(await wrkAvailable())) throw new Error(WRK_MISSING);
+  if (!ONLY_CALLS && !(await wrkAvailable())) throw new Error(WRK_MISSING);
   await requireNginx();
   const scripts = await readStartScripts(ROOT);
   console.log(`cluster benchmark: wrk ${CONNECTIONS} connections, ${REPS} × ${SECONDS} s per target; ${ECHOES} echoes per socket path`);
@@ -206,7 +258,7 @@ async function main() {
       instances.push(
         await startServerProcess({
           name: `instance ${n}`,
-          nodeArgs: scripts.start.nodeArgs,
+          nodeArgs: CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR, `--cpu-prof-name=instance-${n}.cpuprofile`, ...scripts.start.nodeArgs] : scripts.start.nodeArgs,
           env: env(n),
           readyPath: '/readyz',
           logFile: path.join(workDir, `instance-${n}.log`),
@@ -221,45 +273,7 @@ async function main() {
     const otherAlone = await startNginx([new URL(instances[1]!.url).host]);
     balancers.push(one, two, otherAlone);
 
-    const script = path.join(workDir, 'account.lua');
-    await writeFile(script, wrkScript({ method: 'GET', path: '/v1/account', headers: { Authorization: `Bearer ${seeded.key}` } }));
-    const targets = [
-      { label: 'one instance, direct', url: instances[0]!.url },
-      { label: 'one instance, through nginx', url: one.url },
-      { label: 'two instances, through nginx', url: two.url },
-    ];
-    const rps = new Map<string, number[]>(targets.map((t) => [t.label, []]));
-    const p99 = new Map<string, number[]>(targets.map((t) => [t.label, []]));
-    for (const target of targets) await runWrk({ baseUrl: target.url, scriptFile: script, connections: CONNECTIONS, threads: 2, seconds: 2 });
-    for (let rep = 1; rep <= REPS; rep++) {
-      for (const target of targets) {
-        const result = await runWrk({ baseUrl: target.url, scriptFile: script, connections: CONNECTIONS, threads: 2, seconds: SECONDS });
-        rps.get(target.label)!.push(result.rps);
-        p99.get(target.label)!.push(result.p99Ms);
-        console.log(`rep ${rep}/${REPS} ${target.label}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms.toFixed(1)} ms`);
-      }
-    }
-    const base = median(rps.get(targets[0]!.label)!);
-    console.log(`\nGET /v1/account, ${CONNECTIONS} connections, medians of ${REPS} (spread)\n`);
-    console.log(
-      table([
-        ['target', 'req/s', 'vs direct', 'p99 ms'],
-        ...targets.map((t) => [t.label, withSpread(spread(rps.get(t.label)!)), num(median(rps.get(t.label)!) / base, 2), num(median(p99.get(t.label)!), 1)]),
-      ]),
-    );
-
-    const echoes = [
-      { label: 'both sockets straight to the room\'s instance', mic: instances[0]!.url, ear: instances[0]!.url },
-      { label: 'both through nginx (two instances)', mic: two.url, ear: two.url },
-      { label: 'listen socket bridged from the other instance', mic: instances[0]!.url, ear: instances[1]!.url },
-    ];
-    const echoRows: string[][] = [];
-    for (const route of echoes) {
-      const times = distribution(await echoTimes(route.mic, route.ear, seeded.key))!;
-      echoRows.push([route.label, num(times.p50, 2), num(times.p99, 2)]);
-    }
-    console.log(`\nA test-mode call's 20 ms frame, stream socket to listen socket, ${ECHOES} frames one after another\n`);
-    console.log(table([['path', 'p50 ms', 'p99 ms'], ...echoRows]));
+    if (!ONLY_CALLS) await requestsAndEchoes(instances, one.url, two.url, seeded.key, workDir);
 
     console.log(
       `\n${CALLS} test-mode calls at once, both sides streaming 20 ms frames in real time through nginx (${CALL_WARMUP_MS / 1_000} s warm-up, ` +

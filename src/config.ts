@@ -37,6 +37,13 @@ export interface Config {
   audioSocketPort: number;
   /** The host a PBX dials for AudioSocket lines (phone-line answers). */
   audioSocketHost: string;
+  /**
+   * Several instances: the port another instance's relayed media reaches this one on, directly rather
+   * than through Redis (MEDIA_PEER_PORT; 0: any free one, advertised through Redis; null: `off`, Redis only).
+   */
+  mediaPeerPort: number | null;
+  /** The host other instances dial for it (MEDIA_PEER_HOST; default: HOST, or this machine's first external address). */
+  mediaPeerHost: string | undefined;
   /** RTCIceServer entries handed to call sides for the video connection (ICE_SERVERS). */
   iceServers: IceServer[];
   /** A coturn server with `use-auth-secret`: each join gets its own time-limited credentials. */
@@ -373,6 +380,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', text('REDIS_URL') ? 10 : 0, 0, 12) * 1_000,
     audioSocketPort: integer('AUDIOSOCKET_PORT', 9092, 0, 65535),
     audioSocketHost: text('AUDIOSOCKET_HOST') ?? new URL(publicBaseUrl).hostname,
+    mediaPeerPort: text('MEDIA_PEER_PORT')?.toLowerCase() === 'off' ? null : integer('MEDIA_PEER_PORT', 0, 0, 65535),
+    mediaPeerHost: text('MEDIA_PEER_HOST'),
     iceServers: iceServers(),
     turn: turn(),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info') ?? 'info',

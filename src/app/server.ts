@@ -12,6 +12,7 @@ import { ledgerFunding, storedCalls, storedRecords } from './mediaPorts.js';
 import { REFUSAL } from '../calls/media/protocol.js';
 import type { TransportFactory } from '../calls/media/transport.js';
 import { RedisMediaBridge } from '../calls/media/transports/bridge/redisBridge.js';
+import { defaultPeerHost } from '../calls/media/transports/bridge/peerLinks.js';
 import { TRANSPORTS } from '../calls/media/transports/index.js';
 import type { AppContext } from '../http/context.js';
 import { bootstrap } from './bootstrap.js';
@@ -200,7 +201,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       options.media,
     );
     // Several instances: a socket that lands here for a call whose room is elsewhere is relayed to it.
-    if (redis) await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.mediaSubscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger });
+    if (redis) {
+      // Relayed media goes straight to the room's instance when the instances share SECRETS_KEY (a key file is this instance's alone).
+      const links = config.secretsKey && config.mediaPeerPort !== null
+        ? { secretsKey: config.secretsKey, listenHost: config.host, port: config.mediaPeerPort, advertisedHost: config.mediaPeerHost ?? defaultPeerHost(config.host) }
+        : undefined;
+      await RedisMediaBridge.start(media, { commands: redis.commands, subscriber: redis.mediaSubscriber, prefix: redis.prefix, instanceId: running.id, renewEveryMs: config.instanceHeartbeatMs / 2, logger, links });
+    }
     // Whatever transports are listed: the plane counts and closes them, their gauges join /metrics,
     // their upgrade routes the HTTP server's, and their own listeners open once it listens.
     const transports = (options.transports ?? TRANSPORTS).map((make) => make({ plane: media, app }));

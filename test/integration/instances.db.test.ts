@@ -71,6 +71,43 @@ async function openStream(url: string, key: string) {
   };
 }
 
+/** The media bridge's counters of an instance (relays, direct links, payloads sent on links and through Redis). */
+const bridge = (t: TestServer) => t.server.media.stats().transports.bridge;
+
+/**
+ * What one turn of an instance's event loop sends another is one batch: [0x03], then each message as
+ * [its length: 4 bytes, big-endian][it]; audio messages are [0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
+ */
+function unbatched(message: Buffer): Buffer[] {
+  if (message[0] !== 0x03) return [message];
+  const parts: Buffer[] = [];
+  for (let at = 1; at < message.length; at += 4 + message.readUInt32BE(at)) parts.push(message.subarray(at + 4, at + 4 + message.readUInt32BE(at)));
+  return parts;
+}
+
+/** What the instances of a deployment publish to each other on their media channels, as bytes. */
+async function watchMediaChannels(prefix: string) {
+  const wire = new Redis(REDIS_URL);
+  const fence = new Redis(REDIS_URL);
+  const published: Array<{ channel: string; message: Buffer }> = [];
+  wire.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) => published.push({ channel: channel.toString(), message }));
+  await wire.psubscribe(`${prefix}media:*`);
+  const fenceChannel = `${prefix}media:fence`;
+  return {
+    published,
+    /** Redis handed the watcher every message published so far: it hands one published after them. */
+    async settled() {
+      await fence.publish(fenceChannel, 'fence');
+      await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 'what crossed Redis');
+      published.splice(published.findIndex(({ channel }) => channel === fenceChannel), 1);
+    },
+    close() {
+      wire.disconnect();
+      fence.disconnect();
+    },
+  };
+}
+
 describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and one Redis', () => {
   let first: TestServer;
   let second: TestServer;
@@ -157,59 +194,36 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(await ear.closed).toEqual({ code: 4000, reason: 'call ended' });
   });
 
-  it('relayed audio crosses Redis as its own bytes behind a short header, both ways, batched per turn (test mode)', async () => {
+  it('relayed audio goes straight to the other instance on a link of their own, both ways, in order; none of it crosses Redis (test mode)', async () => {
     const orgId = await first.createOrg();
     const { key } = await first.createKey(orgId, 'test');
     const call = await callApi(first).createCall(key, { customer_language: 'es' });
     const ear = await Listener.open(listenUrl(first, await callApi(first).join(call.id, call.agentKey))); // the room is made on the first instance
     await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
-    // What the instances publish to each other, as bytes.
-    const wire = new Redis(REDIS_URL);
-    const fence = new Redis(REDIS_URL);
-    const published: Array<{ channel: string; message: Buffer }> = [];
-    wire.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) => published.push({ channel: channel.toString(), message }));
-    await wire.psubscribe(`${env.REDIS_PREFIX}media:*`);
+    const watcher = await watchMediaChannels(env.REDIS_PREFIX);
     try {
       const onSecond = await callApi(second).join(call.id, call.agentKey);
       const relayedEar = await Listener.open(listenUrl(second, onSecond));
       const relayedMic = await connect(streamUrl(second, onSecond));
       const inRoom = () => first.server.media.room(call.id)!.stats();
       await waitUntil(() => inRoom().endpoints.listen === 2 && inRoom().endpoints.stream === 1, 'the relayed sockets in the room');
+      // Each instance dials the other once it has something for it (the relays' opening, the listener's greeting).
+      await waitUntil(() => bridge(first).linksOpen === 1 && bridge(second).linksOpen === 1, 'a link each way');
+      const sentBefore = [bridge(first).sentOnLinks, bridge(second).sentOnLinks];
+      watcher.published.splice(0);
 
+      // In on the second's link, out on the first's: every byte, in order, on both listen sockets.
       const voice = pattern(9_600, 5);
       await streamAudio(relayedMic, voice, 960, 1);
       expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
       expect((await relayedEar.waitForBytes(voice.length)).equals(voice)).toBe(true);
-      // Redis handed every message the sockets heard to the watcher before one published after them.
-      const fenceChannel = `${env.REDIS_PREFIX}media:fence`;
-      await fence.publish(fenceChannel, 'fence');
-      await waitUntil(() => published.some(({ channel }) => channel === fenceChannel), 'what crossed Redis');
-
-      // What one turn of an instance's event loop sends another is one batch: [0x03], then each message as
-      // [its length: 4 bytes, big-endian][it]; audio messages are [0x01 in, 0x02 out][relay id length][relay id][the bytes, as they are].
-      const unbatched = (message: Buffer): Buffer[] => {
-        if (message[0] !== 0x03) return [message];
-        const parts: Buffer[] = [];
-        for (let at = 1; at < message.length; at += 4 + message.readUInt32BE(at)) parts.push(message.subarray(at + 4, at + 4 + message.readUInt32BE(at)));
-        return parts;
-      };
-      const audioTo = (instance: TestServer, tag: number) =>
-        published
-          .filter(({ channel }) => channel === `${env.REDIS_PREFIX}media:${instance.server.app.instanceId}`)
-          .flatMap(({ message }) => unbatched(message))
-          .filter((message) => message[0] === tag)
-          .map((message) => ({ relay: message.subarray(2, 2 + message[1]!).toString(), bytes: message.subarray(2 + message[1]!) }));
-      // In: each 20 ms frame of the relayed stream socket, to the room's instance, as the socket sent it.
-      const frames = Array.from({ length: voice.length / 960 }, (_, i) => voice.subarray(i * 960, (i + 1) * 960));
-      expect(audioTo(first, 0x01).map((m) => m.bytes)).toEqual(frames);
-      // Out: each WAV chunk the relayed listen socket got, to its instance, as the socket got it.
-      expect(audioTo(second, 0x02).map((m) => m.bytes)).toEqual(relayedEar.chunks);
-      // Both relays are the second instance's (their ids start with its own).
-      for (const { relay } of [...audioTo(first, 0x01), ...audioTo(second, 0x02)]) expect(relay.startsWith(`${second.server.app.instanceId}.`)).toBe(true);
+      expect(bridge(second).sentOnLinks).toBeGreaterThan(sentBefore[1]!);
+      expect(bridge(first).sentOnLinks).toBeGreaterThan(sentBefore[0]!);
+      await watcher.settled();
+      expect(watcher.published.flatMap(({ message }) => unbatched(message)).filter((message) => message[0] === 0x01 || message[0] === 0x02)).toEqual([]);
       for (const ws of [relayedMic, relayedEar.ws, ear.ws]) ws.close();
     } finally {
-      wire.disconnect();
-      fence.disconnect();
+      watcher.close();
     }
   });
 
@@ -524,6 +538,64 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
     expect(await Promise.all([runHousekeeping(first.server.app), runHousekeeping(second.server.app)])).toEqual([false, false]);
     expect(await first.server.app.db('job_runs').select('name')).toEqual([{ name: 'housekeeping' }]);
   });
+});
+
+describe.skipIf(backendName !== 'postgres')('two instances without a direct link between them (MEDIA_PEER_PORT=off on one)', () => {
+  let first: TestServer;
+  let second: TestServer;
+  const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, INSTANCE_HEARTBEAT_MS: '1000' };
+  beforeAll(async () => {
+    // The first would link up; the second neither listens for links nor dials: both send through Redis.
+    first = await startTestServer(env);
+    const shared = first.server.app.config.databaseUrl!;
+    second = await startTestServer({ ...env, MEDIA_PEER_PORT: 'off' }, { databaseUrl: () => shared });
+  });
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+  });
+
+  it('relayed audio crosses Redis as its own bytes behind a short header, both ways, batched (test mode)', async () => {
+    const orgId = await first.createOrg();
+    const { key } = await first.createKey(orgId, 'test');
+    const call = await callApi(first).createCall(key, { customer_language: 'es' });
+    const ear = await Listener.open(listenUrl(first, await callApi(first).join(call.id, call.agentKey))); // the room is made on the first instance
+    await waitUntil(() => first.server.media.room(call.id) !== undefined, 'the room on the first instance');
+    // What the instances publish to each other, as bytes.
+    const watcher = await watchMediaChannels(env.REDIS_PREFIX);
+    const { published } = watcher;
+    try {
+      const onSecond = await callApi(second).join(call.id, call.agentKey);
+      const relayedEar = await Listener.open(listenUrl(second, onSecond));
+      const relayedMic = await connect(streamUrl(second, onSecond));
+      const inRoom = () => first.server.media.room(call.id)!.stats();
+      await waitUntil(() => inRoom().endpoints.listen === 2 && inRoom().endpoints.stream === 1, 'the relayed sockets in the room');
+
+      const voice = pattern(9_600, 5);
+      await streamAudio(relayedMic, voice, 960, 1);
+      expect((await ear.waitForBytes(voice.length)).equals(voice)).toBe(true);
+      expect((await relayedEar.waitForBytes(voice.length)).equals(voice)).toBe(true);
+      await watcher.settled();
+      const audioTo = (instance: TestServer, tag: number) =>
+        published
+          .filter(({ channel }) => channel === `${env.REDIS_PREFIX}media:${instance.server.app.instanceId}`)
+          .flatMap(({ message }) => unbatched(message))
+          .filter((message) => message[0] === tag)
+          .map((message) => ({ relay: message.subarray(2, 2 + message[1]!).toString(), bytes: message.subarray(2 + message[1]!) }));
+      // In: each 20 ms frame of the relayed stream socket, to the room's instance, as the socket sent it.
+      const frames = Array.from({ length: voice.length / 960 }, (_, i) => voice.subarray(i * 960, (i + 1) * 960));
+      expect(audioTo(first, 0x01).map((m) => m.bytes)).toEqual(frames);
+      // Out: each WAV chunk the relayed listen socket got, to its instance, as the socket got it.
+      expect(audioTo(second, 0x02).map((m) => m.bytes)).toEqual(relayedEar.chunks);
+      // Both relays are the second instance's (their ids start with its own).
+      for (const { relay } of [...audioTo(first, 0x01), ...audioTo(second, 0x02)]) expect(relay.startsWith(`${second.server.app.instanceId}.`)).toBe(true);
+      expect([bridge(first).linksOpen, bridge(second).linksOpen, bridge(first).sentOnLinks, bridge(second).sentOnLinks]).toEqual([0, 0, 0, 0]);
+      for (const ws of [relayedMic, relayedEar.ws, ear.ws]) ws.close();
+    } finally {
+      watcher.close();
+    }
+  });
+
 });
 
 describe.skipIf(backendName !== 'postgres')('an instance that stops in the middle of a call', () => {

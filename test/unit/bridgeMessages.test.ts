@@ -3,20 +3,23 @@
 // what the bridge never sends is dropped, never thrown on.
 import { describe, expect, it } from 'vitest';
 import { TEST_PROVENANCE } from '../../src/calls/media/protocol.js';
-import { decodeBridgeMessages, encodeBatch, encodeBridgeMessage, type BridgeMessage } from '../../src/calls/media/transports/bridge/bridgeMessages.js';
+import { decodeBridgeMessages, encodeBridgeMessages, type BridgeMessage } from '../../src/calls/media/transports/bridge/bridgeMessages.js';
 
 const RELAY = 'inst_01hzx3k9m2.5f3a9c0e7b21';
 /** Every byte value, `{` and the audio tags among them, twice over: what a frame of PCM may hold. */
 const AUDIO = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
 
-const asBuffer = (encoded: Buffer | string) => (typeof encoded === 'string' ? Buffer.from(encoded) : encoded);
+const encodeOne = (message: BridgeMessage) => encodeBridgeMessages([message]);
+/** A batch as the wire has it, built by hand from raw parts (what the bridge never sends among them). */
+const rawBatch = (parts: Buffer[]) =>
+  Buffer.concat([Buffer.from([0x03]), ...parts.flatMap((part) => [Buffer.from([0, 0, part.length >> 8, part.length & 0xff]), part])]);
 /** The one message a published payload carries, or null when it carries none. */
 const decodeOne = (raw: Buffer) => {
   const messages = decodeBridgeMessages(raw);
   expect(messages.length).toBeLessThanOrEqual(1);
   return messages[0] ?? null;
 };
-const roundTrip = (message: BridgeMessage) => decodeOne(asBuffer(encodeBridgeMessage(message)));
+const roundTrip = (message: BridgeMessage) => decodeOne(encodeOne(message));
 
 describe('audio on the bridge', () => {
   it('crosses as its own bytes after a header of the op and the relay id, and comes back as it went', () => {
@@ -25,9 +28,7 @@ describe('audio on the bridge', () => {
       ['out', 0x02],
     ] as const) {
       const message: BridgeMessage = op === 'in' ? { op, relay: RELAY, pcm: AUDIO } : { op, relay: RELAY, data: AUDIO };
-      const encoded = encodeBridgeMessage(message);
-      expect(Buffer.isBuffer(encoded)).toBe(true);
-      const wire = encoded as Buffer;
+      const wire = encodeOne(message);
       expect(wire[0]).toBe(tag);
       expect(wire[1]).toBe(RELAY.length);
       expect(wire.subarray(2, 2 + RELAY.length).toString()).toBe(RELAY);
@@ -45,8 +46,8 @@ describe('audio on the bridge', () => {
   });
 
   it('refuses to send a relay id that does not fit its length byte', () => {
-    expect(() => encodeBridgeMessage({ op: 'in', relay: 'r'.repeat(256), pcm: AUDIO })).toThrow(/relay id/);
-    expect(() => encodeBridgeMessage({ op: 'in', relay: '', pcm: AUDIO })).toThrow(/relay id/);
+    expect(() => encodeOne({ op: 'in', relay: 'r'.repeat(256), pcm: AUDIO })).toThrow(/relay id/);
+    expect(() => encodeOne({ op: 'in', relay: '', pcm: AUDIO })).toThrow(/relay id/);
   });
 });
 
@@ -60,12 +61,12 @@ describe('control messages on the same channel', () => {
     { op: 'stale', relay: RELAY },
     { op: 'turn', relay: RELAY },
     { op: 'end', relay: RELAY, reason: 'call_ended' },
+    { op: 'linked', from: 'inst_a', link: '5f3a9c0e7b21' },
   ];
 
   it('cross as JSON objects and come back as they went', () => {
     for (const message of controls) {
-      const encoded = encodeBridgeMessage(message);
-      expect(encoded).toBe(JSON.stringify(message));
+      expect(encodeOne(message).toString()).toBe(JSON.stringify(message));
       expect(roundTrip(message)).toEqual(message);
     }
   });
@@ -90,26 +91,32 @@ describe('a batch (what one turn of the event loop sends an instance)', () => {
     { op: 'in', relay: 'inst_b.2', pcm: Buffer.alloc(0) },
     { op: 'gone', relay: RELAY },
   ];
-  const batch = () => encodeBatch(messages.map(encodeBridgeMessage));
+  const batch = () => encodeBridgeMessages(messages);
 
   it('carries each message, audio and JSON alike, in the order sent', () => {
     const raw = batch();
     expect(raw[0]).toBe(0x03);
     expect(decodeBridgeMessages(raw)).toEqual(messages);
     // Each is [its length: 4 bytes][it], as it would have been published alone.
-    const first = asBuffer(encodeBridgeMessage(messages[0]!));
-    expect(raw.readUInt32BE(1)).toBe(first.length);
-    expect(raw.subarray(5, 5 + first.length).equals(first)).toBe(true);
+    expect(raw.equals(rawBatch(messages.map(encodeOne)))).toBe(true);
+  });
+
+  it('leaves the bytes asked for free at the start, before the same payload', () => {
+    const reserved = encodeBridgeMessages(messages, 4);
+    expect(reserved.subarray(4).equals(batch())).toBe(true);
+    const one = encodeBridgeMessages([messages[1]!], 4);
+    expect(one.length).toBe(4 + encodeOne(messages[1]!).length);
+    expect(one.subarray(4).equals(encodeOne(messages[1]!))).toBe(true);
   });
 
   it('keeps what came before a length that runs past its end, and skips what the bridge never sends', () => {
     const raw = batch();
     const cut = raw.subarray(0, raw.length - 3);
     expect(decodeBridgeMessages(cut)).toEqual(messages.slice(0, -1));
-    const withJunk = encodeBatch([encodeBridgeMessage(messages[1]!), Buffer.from([0x07, 1, 0x61]), '{"op":"bogus","relay":"r"}', encodeBridgeMessage(messages[4]!)]);
+    const withJunk = rawBatch([encodeOne(messages[1]!), Buffer.from([0x07, 1, 0x61]), Buffer.from('{"op":"bogus","relay":"r"}'), encodeOne(messages[4]!)]);
     expect(decodeBridgeMessages(withJunk)).toEqual([messages[1], messages[4]]);
     // A batch inside a batch is not the bridge's.
-    expect(decodeBridgeMessages(encodeBatch([batch()]))).toEqual([]);
+    expect(decodeBridgeMessages(rawBatch([batch()]))).toEqual([]);
     expect(decodeBridgeMessages(Buffer.from([0x03]))).toEqual([]);
     expect(decodeBridgeMessages(Buffer.from([0x03, 0, 0]))).toEqual([]);
   });
@@ -135,6 +142,8 @@ describe('what the bridge never sends', () => {
       Buffer.from('{"op":"gone","relay":7}'),
       Buffer.from('{"op":7,"relay":"r"}'),
       Buffer.from('{"op":"bogus","relay":"r"}'),
+      Buffer.from('{"op":"linked","from":"inst_a"}'), // a fence without its link
+      Buffer.from('{"op":"linked","link":"l","from":7}'),
       Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), // `{`, bytes that are not UTF-8, `}`
     ];
     for (const raw of malformed) expect(decodeBridgeMessages(raw), raw.toString('hex')).toEqual([]);

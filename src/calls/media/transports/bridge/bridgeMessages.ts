@@ -6,10 +6,11 @@
 //
 //   [op tag: 1 byte][relay id length: 1 byte][relay id: UTF-8, 1-255 bytes][audio bytes, as they are]
 //
-// Everything else is rare and stays JSON. Both share the channel, so one connection keeps a relay's
+// Everything else is rare and stays JSON. Both share the channel (or the direct link between two
+// instances, peerLinks.ts, which carries these same payloads), so one connection keeps a relay's
 // messages in order: a JSON message is an object, whose text starts with `{`, and the tags are control
 // bytes no JSON text may start with (not even as whitespace), so the first byte tells them apart.
-// Several messages published as one (what one turn of the event loop sends an instance) are a batch:
+// Several messages sent as one (what the bridge sends an instance within a couple of milliseconds) are a batch:
 //
 //   [0x03][length of the first: 4 bytes, big-endian][the first, as above][length of the second]...
 import type { Side } from '../../../side.js';
@@ -38,7 +39,16 @@ export type ToSocket =
   | { op: 'sigout'; relay: string; text: string }
   | { op: 'stale' | 'turn'; relay: string }
   | { op: 'end'; relay: string; reason: EndReason };
-export type BridgeMessage = ToRoom | ToSocket;
+/**
+ * Published on Redis by an instance whose direct link (peerLinks.ts) to this one is up: what it sends
+ * from now on goes on that link, whose frames wait until this is read, after all it published before.
+ */
+export interface LinkFence {
+  op: 'linked';
+  from: string;
+  link: string;
+}
+export type BridgeMessage = ToRoom | ToSocket | LinkFence;
 
 type AudioMessage = Extract<BridgeMessage, { op: 'in' | 'out' }>;
 type ControlMessage = Exclude<BridgeMessage, AudioMessage>;
@@ -50,39 +60,52 @@ const JSON_OBJECT = 0x7b; // `{`
 const HEADER_BYTES = 2;
 const LENGTH_BYTES = 4;
 const MAX_RELAY_BYTES = 0xff;
-const CONTROL_OPS: ReadonlySet<string> = new Set<ControlMessage['op']>(['open', 'sigin', 'gone', 'text', 'sigout', 'stale', 'turn', 'end']);
+const CONTROL_OPS: ReadonlySet<string> = new Set<ControlMessage['op']>(['open', 'sigin', 'gone', 'text', 'sigout', 'stale', 'turn', 'end', 'linked']);
 
-/** The message as published: audio as bytes (its audio copied once, after the header), the rest as JSON text. */
-export function encodeBridgeMessage(message: BridgeMessage): Buffer | string {
-  if (message.op === 'in') return encodeAudio(IN, message.relay, message.pcm);
-  if (message.op === 'out') return encodeAudio(OUT, message.relay, message.data);
-  return JSON.stringify(message);
-}
-
-function encodeAudio(tag: number, relay: string, audio: Buffer): Buffer {
-  const relayBytes = Buffer.byteLength(relay);
-  // Relay ids are made by the bridge (`{instance id}.{hex}`): one that does not fit is a bug, not input.
-  if (relayBytes === 0 || relayBytes > MAX_RELAY_BYTES) throw new Error(`relay id ${JSON.stringify(relay)} is not 1-${MAX_RELAY_BYTES} bytes`);
-  const encoded = Buffer.allocUnsafe(HEADER_BYTES + relayBytes + audio.length);
-  encoded[0] = tag;
-  encoded[1] = relayBytes;
-  encoded.write(relay, HEADER_BYTES);
-  audio.copy(encoded, HEADER_BYTES + relayBytes);
-  return encoded;
-}
-
-/** Several encoded messages as one: [0x03] then each as [its length: 4 bytes, big-endian][it]. */
-export function encodeBatch(messages: ReadonlyArray<Buffer | string>): Buffer {
-  const parts = messages.map((message) => (typeof message === 'string' ? Buffer.from(message) : message));
-  const batch = Buffer.allocUnsafe(1 + parts.reduce((bytes, part) => bytes + LENGTH_BYTES + part.length, 0));
-  batch[0] = BATCH;
-  let at = 1;
-  for (const part of parts) {
-    at = batch.writeUInt32BE(part.length, at);
-    at += part.copy(batch, at);
+/**
+ * Messages as one payload, as published or written on a peer link: one message as it is, several as a
+ * batch. Each audio frame is copied once, straight into place (no buffer per message): `reserve` bytes
+ * are left at the start for the caller's own header (a peer link's frame length).
+ */
+export function encodeBridgeMessages(messages: readonly BridgeMessage[], reserve = 0): Buffer {
+  // Two passes, sizes then bytes: the only thing kept between them is a control message's JSON text.
+  const texts: Array<string | undefined> = [];
+  let body = messages.length === 1 ? 0 : 1 + LENGTH_BYTES * messages.length;
+  for (const message of messages) {
+    if (isAudio(message)) {
+      const relayBytes = Buffer.byteLength(message.relay);
+      // Relay ids are made by the bridge (`{instance id}.{hex}`): one that does not fit is a bug, not input.
+      if (relayBytes === 0 || relayBytes > MAX_RELAY_BYTES) throw new Error(`relay id ${JSON.stringify(message.relay)} is not 1-${MAX_RELAY_BYTES} bytes`);
+      body += HEADER_BYTES + relayBytes + audioOf(message).length;
+      texts.push(undefined);
+    } else {
+      const text = JSON.stringify(message);
+      body += Buffer.byteLength(text);
+      texts.push(text);
+    }
   }
-  return batch;
+  const payload = Buffer.allocUnsafe(reserve + body);
+  let at = reserve;
+  if (messages.length !== 1) payload[at++] = BATCH;
+  messages.forEach((message, i) => {
+    const lengthAt = at;
+    if (messages.length !== 1) at += LENGTH_BYTES;
+    const text = texts[i];
+    if (text !== undefined) at += payload.write(text, at);
+    else if (isAudio(message)) {
+      payload[at] = message.op === 'in' ? IN : OUT;
+      const relayBytes = payload.write(message.relay, at + HEADER_BYTES);
+      payload[at + 1] = relayBytes;
+      at += HEADER_BYTES + relayBytes;
+      at += audioOf(message).copy(payload, at);
+    }
+    if (messages.length !== 1) payload.writeUInt32BE(at - lengthAt - LENGTH_BYTES, lengthAt);
+  });
+  return payload;
 }
+
+const isAudio = (message: BridgeMessage): message is AudioMessage => message.op === 'in' || message.op === 'out';
+const audioOf = (message: AudioMessage): Buffer => (message.op === 'in' ? message.pcm : message.data);
 
 /**
  * The messages a published one carries, in order: one, or a batch's. What the bridge never sends (a
@@ -129,7 +152,8 @@ function decodeControl(raw: Buffer): ControlMessage | null {
     return null;
   }
   if (typeof message !== 'object' || message === null) return null;
-  const { op, relay } = message as { op?: unknown; relay?: unknown };
+  const { op, relay, from, link } = message as { op?: unknown; relay?: unknown; from?: unknown; link?: unknown };
+  if (op === 'linked') return typeof from === 'string' && typeof link === 'string' ? (message as LinkFence) : null;
   // Audio in JSON (the encoding before this one) is not taken: its fields are text, not bytes.
   if (typeof op !== 'string' || !CONTROL_OPS.has(op) || typeof relay !== 'string') return null;
   return message as ControlMessage;

@@ -24,10 +24,10 @@
 //                             turn {relay}, end {relay, reason}
 // Audio (`in`, `out`) travels as its bytes behind a small binary header, the rest as JSON; a signalling
 // frame (`sigin`: the socket's, `sigout`: for it, the other side's or presence) is its text as sent. What
-// one turn of the event loop sends an instance is published after it as one Redis message, in order (a
-// batch when there are several): under load a publish, its reply and the other instance's read then
-// carry several frames, at no cost in latency. One publishing connection per instance, and one
-// subscribed connection, keep each relay's messages in order, and what arrives before the room has
+// the bridge sends an instance within BATCH_WINDOW_MS goes as one payload, in order (a batch when there
+// are several), on the direct link to it (peerLinks.ts) or, without one, as one Redis message: a
+// write and the other instance's read then carry several frames. The link, or one publishing
+// connection per instance and one subscribed connection, keep each relay's messages in order, and what arrives before the room has
 // taken the endpoint waits for it (PendingInlet): each frame reaches the room once, after the `open` it
 // follows.
 import { randomBytes } from 'node:crypto';
@@ -41,7 +41,15 @@ import { EndpointState, isSignalPeer, isSink, isSource, type CallEndpoint, type 
 import { PendingInlet, type Inlet } from '../../inlet.js';
 import { RoomsUnreachable, type MediaPlane, type RemoteRooms, type Transport } from '../../plane.js';
 import type { TextFrame } from '../../protocol.js';
-import { decodeBridgeMessages, encodeBatch, encodeBridgeMessage, type BridgeMessage, type EndpointDescription, type ToRoom, type ToSocket } from './bridgeMessages.js';
+import { decodeBridgeMessages, encodeBridgeMessages, type BridgeMessage, type EndpointDescription, type ToRoom, type ToSocket } from './bridgeMessages.js';
+import { LINK_HEADER_BYTES, PeerLinks, type PeerAddress, type PeerLinksOptions } from './peerLinks.js';
+
+/**
+ * How long a message waits for others to the same instance. A relayed frame costs a write and a read
+ * of its own otherwise (what 50 calls' frames come to, one per turn of the event loop, when the loop is
+ * not busy); 2 ms puts about five in each at 50 calls (docs/performance.md, "Relayed calls under load").
+ */
+const BATCH_WINDOW_MS = 2;
 
 /** Deletes the key only while it still holds `value` (a lease is given up only by its holder). */
 const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
@@ -116,6 +124,19 @@ export interface RedisBridgeOptions {
   /** How often this instance's leases are renewed; one that missed MISSED_HEARTBEATS renewals is dead. */
   renewEveryMs: number;
   logger: Logger;
+  /** Direct links to the other instances (peerLinks.ts); without, every message goes through Redis. */
+  links?: Pick<PeerLinksOptions, 'secretsKey' | 'listenHost' | 'port' | 'advertisedHost'>;
+}
+
+/** Where an instance's lease says its links are accepted; null when it says nothing (no links, or a version without). */
+export function peerAddressOf(lease: string | null): PeerAddress | null {
+  if (!lease?.startsWith('{')) return null;
+  try {
+    const { link } = JSON.parse(lease) as { link?: { host?: unknown; port?: unknown } };
+    return typeof link?.host === 'string' && Number.isInteger(link.port) ? { host: link.host, port: link.port as number } : null;
+  } catch {
+    return null;
+  }
 }
 
 export class RedisMediaBridge implements RemoteRooms, Transport {
@@ -125,8 +146,12 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   private readonly hosted = new Map<string, HostedEntry>();
   private readonly channel: string;
   private readonly channelBytes: Buffer;
-  /** What this turn of the event loop sends, by instance: published after it, one Redis message per instance. */
-  private outbox = new Map<string, Array<Buffer | string>>();
+  /** What is sent within this batch window, by instance: one payload per instance once it is over. */
+  private outbox = new Map<string, BridgeMessage[]>();
+  private flushing: NodeJS.Timeout | null = null;
+  private links: PeerLinks | null = null;
+  /** The value of this instance's lease: where its links are accepted. */
+  private lease = '1';
   private readonly leaseMs: number;
   private renewal: NodeJS.Timeout | null = null;
   /** When Redis last came back (-Infinity: it has answered since start); others are judged dead only well after. */
@@ -137,6 +162,8 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   private closed = false;
   private relaysOpened = 0;
   private relaysHosted = 0;
+  private sentOnLinks = 0;
+  private sentThroughRedis = 0;
 
   private constructor(
     private readonly plane: MediaPlane,
@@ -149,6 +176,16 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
 
   static async start(plane: MediaPlane, options: RedisBridgeOptions): Promise<RedisMediaBridge> {
     const bridge = new RedisMediaBridge(plane, options);
+    if (options.links) {
+      bridge.links = await PeerLinks.start({
+        ...options.links,
+        instanceId: options.instanceId,
+        logger: options.logger,
+        receive: (payload) => bridge.receive(payload),
+        linked: (instance, link) => bridge.linked(instance, link),
+      });
+      bridge.lease = JSON.stringify({ link: bridge.links.address });
+    }
     options.subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
       if (channel.equals(bridge.channelBytes)) bridge.receive(message);
     });
@@ -204,7 +241,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
   private async renew(): Promise<void> {
     const { commands, instanceId } = this.options;
     try {
-      await commands.set(this.instanceKey(instanceId), '1', 'PX', this.leaseMs);
+      await commands.set(this.instanceKey(instanceId), this.lease, 'PX', this.leaseMs);
       await Promise.all(this.plane.roomIds().map((callId) => commands.eval(RENEW_OR_CLAIM, 1, this.roomKey(callId), instanceId, this.leaseMs)));
       this.renewFailing = false;
       if (Date.now() - this.reachableSince < this.leaseMs + RECONNECT_AT_MOST_EVERY_MS) return;
@@ -297,30 +334,72 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     };
   }
 
-  /** Queues the message for `instance`, published with the others of this turn once its I/O is done. */
+  /** Queues the message for `instance`, sent with the others of this batch window once it is over. */
   private send(instance: string, message: BridgeMessage): void {
-    if (this.outbox.size === 0) setImmediate(this.flush);
+    this.flushing ??= setTimeout(this.flush, BATCH_WINDOW_MS);
     const waiting = this.outbox.get(instance);
-    if (waiting) waiting.push(encodeBridgeMessage(message));
-    else this.outbox.set(instance, [encodeBridgeMessage(message)]);
+    if (waiting) waiting.push(message);
+    else this.outbox.set(instance, [message]);
   }
 
+  /** Each instance's messages of this window as one payload: on the direct link when it is open, else through Redis. */
   private readonly flush = (): void => {
+    if (this.flushing) clearTimeout(this.flushing);
+    this.flushing = null;
     const outbox = this.outbox;
     this.outbox = new Map();
     for (const [instance, messages] of outbox) {
-      this.options.commands.publish(this.channelOf(instance), messages.length === 1 ? messages[0]! : encodeBatch(messages)).then(
-        () => {
-          this.sendFailing = false;
-        },
-        (err: unknown) => {
-          if (this.unreachable || this.sendFailing) return;
-          this.sendFailing = true;
-          this.options.logger.warn({ err, messages: messages.length }, 'media bridge: messages through Redis are being lost');
-        },
-      );
+      const frame = encodeBridgeMessages(messages, LINK_HEADER_BYTES);
+      if (this.links?.write(instance, frame)) {
+        this.sentOnLinks++;
+        continue;
+      }
+      this.dial(instance);
+      this.publish(instance, frame.subarray(LINK_HEADER_BYTES), messages.length);
     }
   };
+
+  private publish(instance: string, payload: Buffer, messages: number, failed?: () => void): void {
+    this.sentThroughRedis++;
+    this.options.commands.publish(this.channelOf(instance), payload).then(
+      () => {
+        this.sendFailing = false;
+      },
+      (err: unknown) => {
+        failed?.();
+        if (this.unreachable || this.sendFailing) return;
+        this.sendFailing = true;
+        this.options.logger.warn({ err, messages }, 'media bridge: messages through Redis are being lost');
+      },
+    );
+  }
+
+  /** Dials `instance` at the address its lease gives, unless a link to it is open, being made, or failed just now. */
+  private dial(instance: string): void {
+    const links = this.links;
+    if (!links?.mayDial(instance)) return;
+    links.dialing(instance);
+    this.options.commands.get(this.instanceKey(instance)).then(
+      (lease) => {
+        const address = peerAddressOf(lease);
+        if (address) links.dial(instance, address);
+      },
+      () => undefined,
+    );
+  }
+
+  /**
+   * The link to `instance` is proven. What waits for it goes through Redis now, then the fence, so
+   * the instance takes the link's frames after them; a fence Redis refuses drops the link.
+   */
+  private linked(instance: string, link: string): void {
+    const waiting = this.outbox.get(instance);
+    if (waiting) {
+      this.outbox.delete(instance);
+      this.publish(instance, encodeBridgeMessages(waiting), waiting.length);
+    }
+    this.publish(instance, encodeBridgeMessages([{ op: 'linked', from: this.options.instanceId, link }]), 1, () => this.links?.drop(instance, link));
+  }
 
   private receive(raw: Buffer): void {
     for (const message of decodeBridgeMessages(raw)) this.take(message);
@@ -339,6 +418,8 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
         return this.hosted.get(message.relay)?.input.signal(message.text);
       case 'gone':
         return this.hosted.get(message.relay)?.endpoint.detach();
+      case 'linked':
+        return this.links?.fenced(message.from, message.link);
       default:
         return this.toSocket(message);
     }
@@ -393,9 +474,14 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
 
   readonly name = 'bridge';
 
-  /** Endpoints of this instance relayed to rooms elsewhere, and of others hosted here, since start. */
+  /**
+   * Endpoints of this instance relayed to rooms elsewhere, and of others hosted here, since start; and
+   * the direct links to other instances open now, and the payloads (one per instance and turn) sent on
+   * them and through Redis.
+   */
   stats() {
-    return { relaysOpened: this.relaysOpened, relaysHosted: this.relaysHosted };
+    const { relaysOpened, relaysHosted, sentOnLinks, sentThroughRedis } = this;
+    return { relaysOpened, relaysHosted, linksOpen: this.links?.open ?? 0, sentOnLinks, sentThroughRedis };
   }
 
   async close(): Promise<void> {
@@ -405,6 +491,7 @@ export class RedisMediaBridge implements RemoteRooms, Transport {
     this.options.commands.off('ready', this.reachableAgain);
     this.options.subscriber.off('ready', this.subscribeAgain);
     this.flush();
+    await this.links?.close();
     // Relayed sockets of this instance are closed by their own transports; rooms here end theirs.
     await this.options.subscriber.unsubscribe(this.channel).catch(() => undefined);
     await this.options.commands.del(this.instanceKey(this.options.instanceId)).catch(() => undefined);
