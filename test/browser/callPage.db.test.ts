@@ -21,7 +21,10 @@ const WAIT = { timeout: 30_000 };
 /** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
 const TEST_TIMEOUT_MS = 240_000;
 
-/** A mono 16-bit PCM WAV of a gliding tone with a tremolo: the fake microphone is never silent. */
+/**
+ * A mono 16-bit PCM WAV of a gliding tone with a tremolo, its last second silent: the fake microphone (which
+ * repeats it) speaks in turns, so test mode's voice activity ends a turn and makes a placeholder caption.
+ */
 function toneWav(seconds: number, sampleRate = 48_000): Buffer {
   const samples = seconds * sampleRate;
   const wav = Buffer.alloc(44 + samples * 2);
@@ -41,7 +44,8 @@ function toneWav(seconds: number, sampleRate = 48_000): Buffer {
   for (let i = 0; i < samples; i++) {
     const time = i / sampleRate;
     phase += (2 * Math.PI * (300 + 200 * Math.sin(2 * Math.PI * 0.5 * time))) / sampleRate;
-    wav.writeInt16LE(Math.round(Math.sin(phase) * (0.35 + 0.25 * Math.sin(2 * Math.PI * 3 * time)) * 32767), 44 + i * 2);
+    const voiced = time < seconds - 1;
+    wav.writeInt16LE(voiced ? Math.round(Math.sin(phase) * (0.35 + 0.25 * Math.sin(2 * Math.PI * 3 * time)) * 32767) : 0, 44 + i * 2);
   }
   return wav;
 }
@@ -173,6 +177,15 @@ describe('the call page in chromium', () => {
       await expect.poll(async () => (await mediaOf(side.page))?.framesSent ?? 0, WAIT).toBeGreaterThan(25);
       await expect.poll(async () => (await mediaOf(side.page))?.chunksPlayed ?? 0, WAIT).toBeGreaterThan(25);
       await expect.poll(() => remoteVideoWidth(side.page), WAIT).toBeGreaterThan(0);
+    }
+    // Test mode has captions too: each turn of speech is a placeholder, its words on the speaker's page and, in
+    // the listener's language, on the other's.
+    for (const [side, language] of [[agent, 'en'], [customer, 'es']] as const) {
+      const placeholder = new RegExp(`^\\[${language}\\] speech \\d+\\.\\d s$`);
+      await side.page.locator('.caption.me').first().waitFor(WAIT);
+      await side.page.locator('.caption.other').first().waitFor(WAIT);
+      expect(await side.page.locator('.caption.me span').first().textContent()).toMatch(placeholder);
+      expect(await side.page.locator('.caption.other span').first().textContent()).toMatch(placeholder);
     }
     // The screenshots of docs/call-page.md are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean.
     const shots = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/screenshots' : tmp;
