@@ -60,7 +60,8 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['test/browser/**/*.db.test.ts'],
-          globalSetup: ['test/support/migratedDatabase.ts'],
+          // One Chromium for every browser file of the run (test/support/browser.ts).
+          globalSetup: ['test/support/migratedDatabase.ts', 'test/support/sharedChromium.ts'],
           setupFiles: [COST, WAITS],
           isolate: false,
         },
