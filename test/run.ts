@@ -5,8 +5,8 @@
 //
 // Stages: codegen (generated files match the contract), typecheck, imports (the import graph stays
 // layered: .dependency-cruiser.cjs), unit (the unit tests, once), db:pglite (database tests on PGlite),
-// db:postgres (database tests on PostgreSQL), browser (Chromium against the pages, on PostgreSQL), embedded
-// (the embedded database on disk: npm start, its lock, its worker thread), contract (Dredd against the real server). The prerequisites of the chosen stages
+// db:postgres (database and browser tests on PostgreSQL), embedded (the embedded database on disk: npm start,
+// its lock, its worker thread), contract (Dredd against the real server). The prerequisites of the chosen stages
 // (PostgreSQL, Chromium, Redis, nginx) are checked first: when one is missing, nothing runs and the runner says
 // what is missing and how to get it.
 //
@@ -171,18 +171,9 @@ const STAGES: Stage[] = [
   },
   {
     name: 'db:postgres',
-    command: vitest('--project', 'db', '--maxWorkers=1'),
+    command: vitest('--project', 'db', '--project', 'browser', '--maxWorkers=2'),
     env: { TEST_DATABASE_URL: POSTGRES_URL },
-    needs: [postgres, redis, nginx],
-    summary: VITEST_SUMMARY,
-  },
-  {
-    // The pages are the same on either database: once, on PostgreSQL. Two workers: a browser test spends
-    // most of its time waiting for pages and real-time media, not computing.
-    name: 'browser',
-    command: vitest('--project', 'browser', '--maxWorkers=2'),
-    env: { TEST_DATABASE_URL: POSTGRES_URL },
-    needs: [postgres, chromium],
+    needs: [postgres, chromium, redis, nginx],
     summary: VITEST_SUMMARY,
   },
   { name: 'embedded', command: vitest('--project', 'embedded', '--maxWorkers=2'), env: { TEST_DATABASE_URL: undefined }, needs: [], summary: VITEST_SUMMARY },
@@ -191,12 +182,13 @@ const STAGES: Stage[] = [
 
 /**
  * What runs beside what: each lane runs its stages one after the other, the lanes run at the same time, and
- * they ask about as much CPU time each (docs/testing.md has the figures), so the cores stay busy to the end
- * instead of one lane finishing long after the others. The browser tests are a lane of their own (they were
- * half of the PostgreSQL stage's CPU, and that lane finished last); they mostly wait on pages and media, so
- * a fourth lane fills the cores rather than crowding them. The database stages have one vitest worker each.
+ * they ask about as much CPU time each (docs/testing.md has the figures): the cores stay busy to the end
+ * instead of one lane finishing long after the others. The embedded tests (about 45 s of CPU, most of it in
+ * the servers they start) run in the third lane rather than after the PGlite database tests. The PGlite
+ * stage has one vitest worker, the PostgreSQL stage two: one each cost 20 s less CPU and the PostgreSQL lane
+ * then finished last, 30 s later; two each cost 14 s more CPU for the same end.
  */
-const LANES: string[][] = [['db:postgres'], ['db:pglite'], ['browser'], ['codegen', 'typecheck', 'imports', 'unit', 'embedded', 'contract']];
+const LANES: string[][] = [['db:pglite'], ['db:postgres'], ['codegen', 'typecheck', 'imports', 'unit', 'embedded', 'contract']];
 for (const stage of STAGES) if (!LANES.flat().includes(stage.name)) throw new Error(`stage ${stage.name} is in no lane`);
 
 // ---- running -----------------------------------------------------------------------------------

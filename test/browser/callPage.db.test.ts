@@ -3,14 +3,14 @@
 // chunks played from the listen socket, WebRTC video between the pages, captions (live mode, the
 // realtime stand-in), a language change, hang-ups, the key in no requested URL, frames forged on a
 // signalling socket shown nowhere, and renewed TURN credentials applied.
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
-import { connectChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { englishWordsOn, seriousAxeViolations } from '../support/pageChecks.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
@@ -20,6 +20,35 @@ import { Signal } from '../media/support.js';
 const WAIT = { timeout: 30_000 };
 /** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
 const TEST_TIMEOUT_MS = 240_000;
+
+/**
+ * A mono 16-bit PCM WAV of a gliding tone with a tremolo, its last second silent: the fake microphone (which
+ * repeats it) speaks in turns, so test mode's voice activity ends a turn and makes a placeholder caption.
+ */
+function toneWav(seconds: number, sampleRate = 48_000): Buffer {
+  const samples = seconds * sampleRate;
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8, 'ascii');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(samples * 2, 40);
+  let phase = 0;
+  for (let i = 0; i < samples; i++) {
+    const time = i / sampleRate;
+    phase += (2 * Math.PI * (300 + 200 * Math.sin(2 * Math.PI * 0.5 * time))) / sampleRate;
+    const voiced = time < seconds - 1;
+    wav.writeInt16LE(voiced ? Math.round(Math.sin(phase) * (0.35 + 0.25 * Math.sin(2 * Math.PI * 3 * time)) * 32767) : 0, 44 + i * 2);
+  }
+  return wav;
+}
 
 interface Side {
   context: BrowserContext;
@@ -56,7 +85,14 @@ describe('the call page in chromium', () => {
       TURN_SECRET: 'call-page-test-turn-secret',
     });
     tmp = await mkdtemp(path.join(os.tmpdir(), 'lia-call-page-'));
-    browser = await connectChromium();
+    const wavPath = path.join(tmp, 'microphone.wav');
+    await writeFile(wavPath, toneWav(4));
+    browser = await launchChromium([
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${wavPath}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -469,7 +505,7 @@ describe('the call page in chromium', () => {
       await customer.page.waitForSelector('[data-state="live"]', WAIT);
       expect(await customer.page.evaluate(() => document.activeElement?.id)).toBe('mute');
       await agent.page.waitForSelector('[data-peer="joined"]', WAIT);
-      // Joined, and soon speaking (the fake microphone speaks in turns).
+      // Joined, and soon speaking (the fake microphone never stops).
       expect(await agent.page.getByTestId('peer-state').textContent()).toMatch(/^Matti (joined the call|is speaking)$/);
       await customer.page.waitForSelector('[data-peer="joined"]', WAIT);
       expect(

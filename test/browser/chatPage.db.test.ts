@@ -1,29 +1,68 @@
 // The customer's chat page (`/chat/{session_id}#k=<key>`) in chromium against the real server: a
 // translated conversation that updates live, text and voice (fake microphone) from the customer,
 // typing, closing, a replaced link, a missing key, and an API error shown as a notice.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
 import { englishWordsOn, seriousAxeViolations } from '../support/pageChecks.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-import { toneWav } from '../support/toneWav.js';
 
 const WAIT = { timeout: PAGE_WAIT_MS };
 const POLL = { timeout: PAGE_WAIT_MS, interval: 200 };
 
+/** A mono 16-bit PCM WAV: a gliding tone with a slow tremolo, so the fake microphone is never silent. */
+function toneWav(seconds: number, sampleRate = 48_000): Buffer {
+  const samples = seconds * sampleRate;
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVE', 8, 'ascii');
+  wav.write('fmt ', 12, 'ascii');
+  wav.writeUInt32LE(16, 16); // fmt chunk size
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(sampleRate, 24);
+  wav.writeUInt32LE(sampleRate * 2, 28); // byte rate
+  wav.writeUInt16LE(2, 32); // block align
+  wav.writeUInt16LE(16, 34); // bits per sample
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(samples * 2, 40);
+  let phase = 0;
+  for (let i = 0; i < samples; i++) {
+    const t = i / sampleRate;
+    phase += (2 * Math.PI * (300 + 200 * Math.sin(2 * Math.PI * 0.5 * t))) / sampleRate;
+    const level = 0.35 + 0.25 * Math.sin(2 * Math.PI * 3 * t);
+    wav.writeInt16LE(Math.round(Math.sin(phase) * level * 32767), 44 + i * 2);
+  }
+  return wav;
+}
+
 describe('the customer chat page in chromium', () => {
   let t: TestServer;
   let browser: Browser;
-  /** What the agent's voice messages say: the fake microphone's tone. */
-  const wav = toneWav(4);
+  let tmp: string;
+  let wav: Buffer;
 
   beforeAll(async () => {
     t = await startTestServer();
-    browser = await connectChromium();
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'lia-chat-page-'));
+    wav = toneWav(4);
+    const wavPath = path.join(tmp, 'microphone.wav');
+    await writeFile(wavPath, wav);
+    browser = await launchChromium([
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${wavPath}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ]);
   });
   afterAll(async () => {
     await browser?.close();
     await t?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
   /** The page at the test server for a customer_url (whose origin is the configured PUBLIC_BASE_URL). */

@@ -2,7 +2,7 @@
 // desktop screen: axe-core finds no serious or critical violation, and nothing is wider than the screen.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectChromium, PAGE_WAIT_MS } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { seriousAxeViolations } from '../support/pageChecks.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
@@ -25,7 +25,7 @@ describe('the OAuth consent page in chromium', () => {
     });
     expect(registered.status).toBe(201);
     clientId = (await registered.json()).client_id;
-    browser = await connectChromium();
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,7 @@
 // then the right one, the organization's page, and sign-out.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 
 describe('console sign-in in chromium', () => {
@@ -10,7 +10,7 @@ describe('console sign-in in chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     t = await startTestServer();
-    browser = await connectChromium();
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -6,7 +6,7 @@ import * as OTPAuth from 'otpauth';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { connectChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
+import { launchChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 
@@ -23,7 +23,7 @@ describe(`console members in chromium (${backendName})`, () => {
     t = await startTestServer();
     orgId = await t.createOrg({ name: 'Team Org', balance: 10 });
     await addMember(t, orgId, OWNER, PASSWORD, 'owner');
-    browser = await connectChromium();
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -6,7 +6,7 @@ import * as oauth from 'oauth4webapi';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { connectChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startLibreTranslateStandIn } from '../support/standins/libreTranslateStandIn.js';
 import type { StandInServer } from '../support/standins/standInServer.js';
@@ -26,7 +26,7 @@ describe(`console pages in chromium (${backendName})`, () => {
     t = await startTestServer({ LIBRETRANSLATE_URL: translator.url, LIBRETRANSLATE_API_KEY: 'lt-console' });
     orgId = await t.createOrg({ name: 'Console Pages Org', balance: 10, currency: 'EUR', text_rate_per_million_characters: 1_000 });
     await addMember(t, orgId, EMAIL);
-    browser = await connectChromium();
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { connectChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
@@ -23,7 +23,7 @@ describe(`console: phone numbers in chromium (${backendName})`, () => {
     await t.setTelephony(orgId, { account_sid: `AC${'1'.repeat(32)}`, auth_token: 'the-auth-token', from_number: '+15005550006' });
     await addMember(t, orgId, EMAIL);
     live = (await t.createKey(orgId, 'live')).key;
-    browser = await connectChromium();
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

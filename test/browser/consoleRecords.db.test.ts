@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
-import { connectChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
+import { launchChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startLibreTranslateStandIn } from '../support/standins/libreTranslateStandIn.js';
 import type { StandInServer } from '../support/standins/standInServer.js';
@@ -23,7 +23,7 @@ describe(`console records in chromium (${backendName})`, () => {
     const orgId = await t.createOrg({ name: 'Records Org', balance: 10, currency: 'EUR', text_rate_per_million_characters: 1_000 });
     await addMember(t, orgId, 'ops@records.example');
     ({ key } = await t.createKey(orgId, 'live'));
-    browser = await connectChromium();
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

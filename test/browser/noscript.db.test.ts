@@ -4,7 +4,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { translator } from '../../src/web/i18n/catalogue.js';
-import { connectChromium } from '../support/browser.js';
+import { launchChromium } from '../support/browser.js';
 import { englishWordsOn } from '../support/pageChecks.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
@@ -14,7 +14,7 @@ describe('the call and chat pages without JavaScript, in chromium', () => {
   let links: { call: string; chat: string };
   beforeAll(async () => {
     t = await startTestServer();
-    browser = await connectChromium();
+    browser = await launchChromium();
     const orgId = await t.createOrg();
     const { key } = await t.createKey(orgId, 'test');
     const { data: session } = await t.client(key).POST('/v1/sessions', { body: { agent_language: 'en' } });

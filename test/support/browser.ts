@@ -1,9 +1,8 @@
-// Chromium for the browser tests. One Chromium serves every browser test file of a run (sharedChromium.ts
-// starts it as the browser project's globalSetup; each file connects and opens its own contexts): a launch
-// per file cost each file a second or two of CPU and a browser's start-up memory.
+// Debian's chromium driven by playwright-core (no browser download); flags from ../shared/STACK.md.
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { inject } from 'vitest';
 import { seriousAxeViolations } from './pageChecks.js';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * How long a test waits for the page to show something: only how long a stuck page is waited for, never a
@@ -11,11 +10,21 @@ import { seriousAxeViolations } from './pageChecks.js';
  */
 export const PAGE_WAIT_MS = 60_000;
 
-/** The run's Chromium (sharedChromium.ts); closing what this returns closes this file's contexts, not the browser. */
-export function connectChromium(): Promise<Browser> {
-  const endpoint = inject('chromiumEndpoint');
-  if (!endpoint) throw new Error('no chromiumEndpoint: test/support/sharedChromium.ts starts Chromium as the browser project\'s globalSetup (vitest.config.ts)');
-  return chromium.connect(endpoint);
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      ...extraArgs,
+    ],
+  });
 }
 
 /** Adds to `into` whatever the page's Content-Security-Policy blocks (Chromium reports each refusal on the console). */
