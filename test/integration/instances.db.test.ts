@@ -20,7 +20,7 @@ import { FRAME_BYTES, TwilioClient } from '../media/twilioClient.js';
 import { startChildServer } from '../support/childServer.js';
 import { backendName } from '../support/databases.js';
 import { TcpProxy } from '../support/tcpProxy.js';
-import { startTestServer, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, type TestServer } from '../support/testServer.js';
+import { startAnotherInstance, startTestServer, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, type TestServer } from '../support/testServer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /**
@@ -115,8 +115,7 @@ describe.skipIf(backendName !== 'postgres')('two instances on one PostgreSQL and
   const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_PER_MINUTE: '6', INSTANCE_HEARTBEAT_MS: '1000' };
   beforeAll(async () => {
     first = await startTestServer(env);
-    const shared = first.server.app.config.databaseUrl!;
-    second = await startTestServer(env, { databaseUrl: () => shared });
+    second = await startAnotherInstance(first, env);
   });
   afterAll(async () => {
     await second?.stop();
@@ -547,8 +546,7 @@ describe.skipIf(backendName !== 'postgres')('two instances without a direct link
   beforeAll(async () => {
     // The first would link up; the second neither listens for links nor dials: both send through Redis.
     first = await startTestServer(env);
-    const shared = first.server.app.config.databaseUrl!;
-    second = await startTestServer({ ...env, MEDIA_PEER_PORT: 'off' }, { databaseUrl: () => shared });
+    second = await startAnotherInstance(first, { ...env, MEDIA_PEER_PORT: 'off' });
   });
   afterAll(async () => {
     await second?.stop();
@@ -603,7 +601,7 @@ describe.skipIf(backendName !== 'postgres')('an instance that stops in the middl
     // No grace: the instance goes at once, as one that is lost would.
     const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS, REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, SHUTDOWN_GRACE_SECONDS: '0' };
     const first = await startTestServer(env);
-    const second = await startTestServer(env, { databaseUrl: () => first.server.app.config.databaseUrl! });
+    const second = await startAnotherInstance(first, env);
     try {
       const orgId = await first.createOrg();
       const { key } = await first.createKey(orgId, 'test');

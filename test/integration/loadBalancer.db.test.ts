@@ -8,7 +8,7 @@ import { callApi, connect, Listener, listenUrl, pattern, streamUrl } from '../me
 import { backendName } from '../support/databases.js';
 import { startNginx, type Nginx } from '../support/nginx.js';
 import { openEventStream } from '../support/sse.js';
-import { startTestServer, type TestServer } from '../support/testServer.js';
+import { startAnotherInstance, startTestServer, type TestServer } from '../support/testServer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -19,7 +19,7 @@ describe.skipIf(backendName !== 'postgres')('two instances behind nginx (deploy/
     // Commands wait up to a minute: a loaded machine's busy event loop is not Redis being away.
     const env = { REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: '60000', REDIS_PREFIX: `test-${randomBytes(4).toString('hex')}:`, TRUST_PROXY: '1' };
     const first = await startTestServer(env);
-    const second = await startTestServer(env, { databaseUrl: () => first.server.app.config.databaseUrl! });
+    const second = await startAnotherInstance(first, env);
     instances = [first, second];
     nginx = await startNginx(instances.map((instance) => new URL(instance.url).host));
   });

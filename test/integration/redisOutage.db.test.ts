@@ -14,7 +14,7 @@ import { backendName } from '../support/databases.js';
 import { startRedisServer, type RedisServer } from '../support/redisServer.js';
 import { openEventStream, type EventStreamClient } from '../support/sse.js';
 import { TcpProxy } from '../support/tcpProxy.js';
-import { startTestServer, type TestServer } from '../support/testServer.js';
+import { startAnotherInstance, startTestServer, type TestServer } from '../support/testServer.js';
 
 interface LogLine {
   level: number;
@@ -88,8 +88,7 @@ describe.skipIf(backendName !== 'postgres')('Redis stopped and started under loa
   beforeAll(async () => {
     redis = await startRedisServer();
     first = await startTestServer(env(), { logLevel: 'info', logDestination: logs.first.destination });
-    const shared = first.server.app.config.databaseUrl!;
-    second = await startTestServer(env(), { logLevel: 'info', logDestination: logs.second.destination, databaseUrl: () => shared });
+    second = await startAnotherInstance(first, env(), { logLevel: 'info', logDestination: logs.second.destination });
   });
   let linesAtStart = { first: 0, second: 0 };
   beforeEach(async () => {

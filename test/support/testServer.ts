@@ -98,3 +98,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     },
   };
 }
+
+/** Another instance of the deployment `first` belongs to: its database, a process state of its own. */
+export function startAnotherInstance(first: TestServer, env: Record<string, string> = {}, options: Omit<TestServerOptions, 'databaseUrl'> = {}): Promise<TestServer> {
+  return startTestServer(env, { ...options, databaseUrl: () => first.server.app.config.databaseUrl! });
+}
