@@ -259,16 +259,22 @@ describe(`call transcripts (${backendName})`, () => {
     });
   });
 
-  it('a call ended with no room open anywhere: call.transcript.ready at once, once, counting its utterances', async () => {
-    const db = t.server.app.db;
+  /** A test-mode call whose agent said `turns` turns, all stored, and whose room has closed since (the call is open). */
+  async function callThatSpoke(turns: number) {
     const call = await calls.createCall(testKey, { customer_language: 'fi' });
     const agent = await calls.join(call.id, call.agentKey);
     await calls.join(call.id, call.customerKey);
     const agentMic = await connect(streamUrl(t, agent));
-    await streamAudio(agentMic, Buffer.concat([turn(0.5, 440), turn(0.5, 440)]), 960);
-    await waitUntil(async () => (await db('call_utterances').where({ call_id: call.id })).length === 2, 'both utterances stored');
+    await streamAudio(agentMic, Buffer.concat(Array.from({ length: turns }, () => turn(0.5, 440))), 960);
+    await waitUntil(async () => (await t.server.app.db('call_utterances').where({ call_id: call.id })).length === turns, `${turns} utterances stored`);
     agentMic.close();
     await waitUntil(() => t.server.media.room(call.id) === undefined, 'the room closed');
+    return call;
+  }
+
+  it('a call ended with no room open anywhere: call.transcript.ready at once, once, counting its utterances', async () => {
+    const db = t.server.app.db;
+    const call = await callThatSpoke(2);
     expect((await calls.api(`/v1/calls/${call.id}/end`, testKey, { method: 'POST' })).status).toBe(200);
     const ready = await testEvents.waitFor((e) => e.event === 'call.transcript.ready' && e.data.data.call_id === call.id);
     expect(ready.data.data).toEqual({ call_id: call.id, status: 'ended', utterances: 2 });
@@ -277,14 +283,7 @@ describe(`call transcripts (${backendName})`, () => {
 
   it('housekeeping says a transcript is ready when no instance did (its room\'s instance died), once, however often and concurrently it runs', async () => {
     const db = t.server.app.db;
-    const call = await calls.createCall(testKey, { customer_language: 'fi' });
-    const agent = await calls.join(call.id, call.agentKey);
-    await calls.join(call.id, call.customerKey);
-    const agentMic = await connect(streamUrl(t, agent));
-    await streamAudio(agentMic, turn(0.5, 440), 960);
-    await waitUntil(async () => (await db('call_utterances').where({ call_id: call.id })).length === 1, 'an utterance stored');
-    agentMic.close();
-    await waitUntil(() => t.server.media.room(call.id) === undefined, 'the room closed');
+    const call = await callThatSpoke(1);
     // Ended by an instance that died before a word reached the others: the row says ended, nobody said more.
     await db('calls').where({ id: call.id }).update({ status: 'ended', ended_at: db.fn.now() });
     const readyEvents = () => db('events').where({ call_id: call.id, type: 'call.transcript.ready' });
