@@ -65,6 +65,20 @@ const mediaOf = (page: Page) =>
     return media ? { framesSent: media.framesSent, chunksPlayed: media.player.chunksPlayed } : null;
   });
 
+/**
+ * Every text an element shows from now on. A passing status (the other side's new language) is replaced as soon as
+ * the other side speaks again, which a poll on a loaded machine can miss; the page itself records each one.
+ */
+async function recordTexts(page: Page, testId: string): Promise<() => Promise<string[]>> {
+  await page.evaluate((id) => {
+    const element = document.querySelector(`[data-testid="${id}"]`)!;
+    const seen: string[] = [];
+    (window as unknown as Record<string, string[]>)[`__texts_${id}`] = seen;
+    new MutationObserver(() => seen.push(element.textContent ?? '')).observe(element, { childList: true, characterData: true, subtree: true });
+  }, testId);
+  return () => page.evaluate((id) => (window as unknown as Record<string, string[]>)[`__texts_${id}`], testId);
+}
+
 const remoteVideoWidth = (page: Page) => page.evaluate(() => (document.getElementById('remote-video') as HTMLVideoElement).videoWidth);
 
 describe('the call page in chromium', () => {
@@ -194,10 +208,11 @@ describe('the call page in chromium', () => {
 
     // A language change on the customer's side: the agent's page reconnects (no reload) and says so.
     const agentPlayed = (await mediaOf(agent.page))!.chunksPlayed;
+    const agentPeerStates = await recordTexts(agent.page, 'peer-state');
     await customer.page.getByRole('button', { name: 'Mis ajustes' }).click();
     await customer.page.getByLabel('Idioma').selectOption('fr');
     await customer.page.getByTestId('save').click();
-    await expect.poll(() => agent.page.getByTestId('peer-state').textContent(), WAIT).toContain('French');
+    await expect.poll(async () => (await agentPeerStates()).join('\n'), WAIT).toContain('Matti now speaks French');
     await expect.poll(async () => (await mediaOf(agent.page))!.chunksPlayed, WAIT).toBeGreaterThan(agentPlayed + 10);
     expect(await customer.page.getAttribute('html', 'lang')).toBe('fr');
 
