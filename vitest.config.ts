@@ -12,6 +12,8 @@ import { defineConfig } from 'vitest/config';
 
 /** What a test still waits for when it fails, and no wait outliving its test (test/support/waiting.ts). */
 const WAITS = 'test/support/waitsSetup.ts';
+/** Each file's CPU time, when TEST_COST_FILE asks for it (`npm run test:cost`); first, so that it counts the file's own hooks. */
+const COST = 'test/support/costSetup.ts';
 const files = (suffix: string) => [`test/**/*${suffix}`, `src/**/*${suffix}`];
 
 export default defineConfig({
@@ -31,7 +33,7 @@ export default defineConfig({
           name: 'unit',
           include: files('.test.ts'),
           exclude: ['**/*.db.test.ts', '**/*.embedded.test.ts'],
-          setupFiles: ['test/support/unitGuard.ts', WAITS],
+          setupFiles: [COST, 'test/support/unitGuard.ts', WAITS],
           // As for the database tests: a worker runs file after file without loading the modules afresh
           // (the stage's CPU time 33 -> 18 s). The guard's mocks hold for every unit file alike, and a file
           // that fakes timers or spies puts them back.
@@ -45,7 +47,7 @@ export default defineConfig({
           include: files('.db.test.ts'),
           exclude: ['test/browser/**'],
           globalSetup: ['test/support/migratedDatabase.ts'],
-          setupFiles: [WAITS],
+          setupFiles: [COST, WAITS],
           // A worker runs file after file without loading the server's modules and PGlite afresh for each
           // (half the CPU time of this project); every file closes the servers and sockets it opens.
           isolate: false,
@@ -59,11 +61,11 @@ export default defineConfig({
           name: 'browser',
           include: ['test/browser/**/*.db.test.ts'],
           globalSetup: ['test/support/migratedDatabase.ts'],
-          setupFiles: [WAITS],
+          setupFiles: [COST, WAITS],
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'embedded', include: files('.embedded.test.ts'), setupFiles: [WAITS] } },
+      { extends: true, test: { name: 'embedded', include: files('.embedded.test.ts'), setupFiles: [COST, WAITS] } },
     ],
   },
 });

@@ -1,0 +1,35 @@
+// With TEST_COST_FILE set (`npm run test:cost`), each test file's CPU time is appended to that file as a line
+// of JSON: the vitest worker's own time (PGlite's worker thread included) and that of the processes it
+// started and waited for (Chromium, child servers), read from /proc because Node reads no child's usage.
+// A PostgreSQL server's time is nobody's child here and is not counted.
+import { appendFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll } from 'vitest';
+
+const COST_FILE = process.env.TEST_COST_FILE;
+
+/** utime + stime + cutime + cstime of this process, in clock ticks (100 a second on Linux). */
+function cpuTicks(): number {
+  // The command name (field 2) may hold spaces; the fields after its closing parenthesis start at field 3.
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+}
+
+if (COST_FILE) {
+  // Read as vitest runs this file before each test file, so the file's imports are counted too.
+  const startTicks = cpuTicks();
+  const startMs = Date.now();
+  // Registered first, so it runs after the file's own afterAll hooks (vitest runs them in reverse order):
+  // the servers and browsers the file closes there are counted.
+  afterAll(({}, suite) => {
+    const line = {
+      file: path.relative(process.cwd(), suite.file.filepath),
+      project: suite.file.projectName,
+      database: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite',
+      cpuS: (cpuTicks() - startTicks) / 100,
+      wallS: (Date.now() - startMs) / 1000,
+    };
+    appendFileSync(COST_FILE, `${JSON.stringify(line)}\n`);
+  });
+}
