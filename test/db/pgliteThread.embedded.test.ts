@@ -1,16 +1,9 @@
 // The embedded database in its worker thread (src/db/pgliteThread.ts): what crosses the thread boundary
 // (values both ways, errors with their SQLSTATE), transactions, a main thread that stays free while a
-// statement runs, and a server that exits when the worker dies.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+// statement runs. A server that exits when the worker dies: test/integration/lifecycle.embedded.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { fromDatabaseError } from '../../src/db/errors.js';
-
-const root = resolve(import.meta.dirname, '../..');
 
 describe('PGlite in a worker thread', () => {
   let db: Database;
@@ -88,43 +81,5 @@ describe('PGlite in a worker thread', () => {
     await new Promise<void>((turned) => setImmediate(turned));
     expect(settled).toBe(false);
     await slow;
-  });
-});
-
-describe('a server whose embedded database worker dies', () => {
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'lia-worker-death-'));
-  });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
-
-  it('logs why and exits 1', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--import', './test/fixtures/endDatabaseWorkerOnSignal.ts', 'src/main.ts'],
-      {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: '', ADMIN_TOKEN: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', AUDIOSOCKET_PORT: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    // 'close', not 'exit': the child's last lines are read by then.
-    const exited = once(child, 'close') as Promise<[number | null]>;
-    await new Promise<void>((listening) => {
-      const read = (chunk: Buffer) => {
-        output += chunk;
-        if (output.includes('server listening')) listening();
-      };
-      child.stdout.on('data', read);
-      child.stderr.on('data', read);
-      void exited.then(() => listening());
-    });
-    expect(output).toContain('server listening');
-    child.kill('SIGUSR2');
-    const [code] = await exited;
-    expect(code).toBe(1);
-    expect(output, output).toContain("the embedded database stopped (its worker thread ended); exiting");
-    expect(output).toMatch(/worker thread stopped \(exit code 1\)/);
   });
 });
