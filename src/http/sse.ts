@@ -160,7 +160,8 @@ export async function openEventStream(deps: StreamDeps, req: Request, res: Respo
   const settle = (state: CredentialState) => {
     if (closed) return;
     clearTimeout(expiry);
-    if (!state.active) {
+    // A credential that names its own end (an app's access token) is over once the clock passes it.
+    if (!state.active || (state.expiresAt !== null && state.expiresAt <= deps.now())) {
       if (res.headersSent) end();
       else revokedBeforeStart = true;
       return;

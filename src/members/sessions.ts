@@ -1,7 +1,7 @@
 // Console sessions of members: a random token in an HttpOnly cookie (only its hash stored), a CSRF
 // token per session, a fixed lifetime (CONSOLE_SESSION_TTL_SECONDS).
 import type { Knex } from 'knex';
-import type { RevocationBus } from '../auth/revocation.js';
+import type { CredentialState, RevocationBus } from '../auth/revocation.js';
 import { hashSecret, newId, newSecret, randomBase62 } from '../lib/ids.js';
 import type { MemberRole } from './roles.js';
 
@@ -97,9 +97,10 @@ export async function findMemberSession(db: Knex, token: string, nowMs: number):
   };
 }
 
-/** Whether the session still opens the console at `nowMs` (it may have ended or expired since). */
-export async function isMemberSessionActive(db: Knex, sessionId: string, nowMs: number): Promise<boolean> {
-  return (await db('member_sessions').where({ id: sessionId }).where('expires_at', '>', new Date(nowMs)).first('id')) !== undefined;
+/** Whether the session still opens the console at `nowMs` (it may have ended since), and until when. */
+export async function memberSessionState(db: Knex, sessionId: string, nowMs: number): Promise<CredentialState> {
+  const row = await db('member_sessions').where({ id: sessionId }).where('expires_at', '>', new Date(nowMs)).first('expires_at');
+  return row ? { active: true, expiresAt: new Date(row.expires_at).getTime() } : { active: false };
 }
 
 /** Ends a session; what it holds open (the console's live view) ends on every instance. */

@@ -13,14 +13,13 @@ const ACCESS_TOKEN = new RegExp(`^${ACCESS_TOKEN_PREFIX}[0-9A-Za-z]{16,200}$`);
 export const isAccessToken = (presented: string) => presented.startsWith(ACCESS_TOKEN_PREFIX);
 
 export async function authenticateAccessToken(
-  deps: { db: Knex; principals: PrincipalCache },
+  deps: { db: Knex; principals: PrincipalCache; now: () => number },
   presented: string,
-  now = Date.now(),
 ): Promise<AppPrincipal> {
   if (!ACCESS_TOKEN.test(presented)) throw errors.invalidAccessToken();
   const tokenHash = hashSecret(presented);
   const principal = await deps.principals.principalFor(tokenHash, () => activeToken(deps.db, tokenHash));
-  if (!principal || principal.kind !== 'app' || principal.expiresAt <= now) throw errors.invalidAccessToken();
+  if (!principal || principal.kind !== 'app' || principal.expiresAt <= deps.now()) throw errors.invalidAccessToken();
   return principal;
 }
 

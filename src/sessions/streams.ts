@@ -4,7 +4,7 @@
 import { credentialIdOf, type ApiPrincipal, type Mode } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import type { EventStream } from '../events/stream.js';
-import { isMemberSessionActive } from '../members/sessions.js';
+import { memberSessionState } from '../members/sessions.js';
 import { isConnectionActive } from '../oauth/connections.js';
 import { apiKeyState } from '../auth/apiKeys.js';
 import type { BusEvent } from '../events/types.js';
@@ -18,7 +18,10 @@ type StreamDeps = { db: Knex; config: Config; now: () => number };
 const everything = () => true;
 const asStored = (event: BusEvent) => event.payload;
 
-/** A stream opened with an API key: one of the key's streams, ended when the key is revoked or its overlap after a roll ends. */
+/**
+ * A stream opened with an API key or an app's access token: one of the credential's streams, ended when the key is
+ * revoked or its overlap after a roll ends, or when the app is uninstalled or its access token expires.
+ */
 function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<EventStream, 'holder' | 'credential'> {
   const credentialId = credentialIdOf(principal);
   const limit = app.config.connections.eventStreamsPerKey;
@@ -30,7 +33,7 @@ function heldByKey(app: StreamDeps, principal: ApiPrincipal): Pick<EventStream, 
         principal.kind === 'apiKey'
           ? apiKeyState(app.db, principal.keyId, app.now())
           : (await isConnectionActive(app.db, principal.connectionId))
-            ? { active: true, expiresAt: null }
+            ? { active: true, expiresAt: principal.expiresAt }
             : { active: false },
       refusal: principal.kind === 'apiKey' ? errors.invalidApiKey : errors.invalidAccessToken,
     },
@@ -47,7 +50,7 @@ export function organizationEvents(app: StreamDeps, principal: ApiPrincipal): Ev
   };
 }
 
-/** The console's live view of the organization in one mode, held by a member's console session: signing out ends it. */
+/** The console's live view of the organization in one mode, held by a member's console session: signing out, or the session's end, ends it. */
 export function consoleEvents(app: StreamDeps, view: { orgId: string; mode: Mode; sessionId: string }): EventStream {
   const limit = app.config.connections.eventStreamsPerKey;
   return {
@@ -58,7 +61,7 @@ export function consoleEvents(app: StreamDeps, view: { orgId: string; mode: Mode
     holder: { id: `console:${view.sessionId}`, limit, refusal: () => errors.tooManyStreams('console session', limit) },
     credential: {
       id: view.sessionId,
-      state: async () => ((await isMemberSessionActive(app.db, view.sessionId, app.now())) ? { active: true, expiresAt: null } : { active: false }),
+      state: () => memberSessionState(app.db, view.sessionId, app.now()),
       refusal: errors.signedOut,
     },
     heartbeatMs: app.config.sseHeartbeatMs,

@@ -2,7 +2,8 @@
 // used; rolling a key makes a new one and keeps the old one working for the overlap chosen (none, 1 h,
 // 24 h, 7 days), then refuses it. The credential cache is off, so a key's end applies to the next request.
 // An event stream opened with the old key stays open through the roll and ends with the overlap; the
-// server's clock is injected, and streams look at it every 50 ms (CREDENTIAL_EXPIRY_CHECK_MS).
+// server's clock is injected, and streams look at it every 50 ms (CREDENTIAL_EXPIRY_CHECK_MS). The console's
+// live view ends the same way when its console session's lifetime ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { addMember, csrfOf, PASSWORD, visitor, type Visitor } from '../support/consoleVisitor.js';
@@ -162,6 +163,22 @@ describe(`console keys: names and rolls (${backendName})`, () => {
       const after = await publish();
       await shows(freshStream, after);
       expect(oldStream.events.length).toBe(delivered);
+      t.server.app.now = Date.now;
+    });
+
+    it("ends the console's live view when its console session's lifetime ends, as it ends the session's requests", async () => {
+      const watcher = visitor(t);
+      expect((await watcher.signIn('maker@keys.example', PASSWORD)).status).toBe(303);
+      const session = await t.server.app.db('member_sessions').orderBy('expires_at', 'desc').first();
+      const live = await openEventStream(`${t.url}/console/events/stream`, { Cookie: watcher.jar.header() });
+      streams.push(live);
+      expect(live.status).toBe(200);
+      expect(t.server.app.eventStreams.count(`console:${session.id}`)).toBe(1);
+
+      t.server.app.now = () => new Date(session.expires_at).getTime() + 1000;
+      await live.ended;
+      expect(t.server.app.eventStreams.count(`console:${session.id}`)).toBe(0);
+      expect((await fetch(`${t.url}/console/events/stream`, { headers: { Cookie: watcher.jar.header() } })).status).toBe(401);
       t.server.app.now = Date.now;
     });
 

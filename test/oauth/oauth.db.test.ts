@@ -10,6 +10,7 @@ import { freePort } from '../support/freePort.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 import { FormBrowser, formFields } from './formBrowser.js';
 import { openEventStream } from '../support/sse.js';
+import { hashSecret } from '../../src/lib/ids.js';
 
 const REDIRECT = 'https://helpdesk.example.com/oauth/callback';
 const PASSWORD = 'correct horse battery staple';
@@ -66,6 +67,8 @@ describe(`OAuth apps (${backendName})`, () => {
       PORT: String(port),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       APP_RATE_LIMIT_PER_MINUTE: '5',
+      // Streams look at the (injected) clock this often for their access token's end.
+      CREDENTIAL_EXPIRY_CHECK_MS: '50',
       LIBRETRANSLATE_URL: translator.url,
       LIBRETRANSLATE_API_KEY: 'lt-key',
     });
@@ -306,6 +309,25 @@ describe(`OAuth apps (${backendName})`, () => {
     const unknown = await oauth.revocationRequest(as, client, auth, 'spk_rt_not_a_token', insecure);
     expect(unknown.status).toBe(200);
     expect(await unknown.json()).toEqual({});
+  });
+
+  it("an app's event stream ends when its access token expires; the refreshed token opens a new one", async () => {
+    const app = await registerApp();
+    const { client, auth, tokens } = await connected(app);
+    const opened = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${tokens.access_token}` });
+    expect(opened.status).toBe(200);
+    const { expires_at } = await t.server.app.db('oauth_tokens').where({ token_hash: hashSecret(tokens.access_token), kind: 'access' }).first('expires_at');
+    try {
+      t.server.app.now = () => new Date(expires_at).getTime() + 1000;
+      await opened.ended;
+      expect(await accountStatus(tokens.access_token)).toBe(401);
+      const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure));
+      const next = await openEventStream(`${t.url}/v1/events`, { Authorization: `Bearer ${refreshed.access_token}` });
+      expect(next.status).toBe(200);
+      next.close();
+    } finally {
+      t.server.app.now = Date.now;
+    }
   });
 
   it('a public app must use S256 PKCE and sends no secret; a missing verifier is invalid_grant', async () => {
