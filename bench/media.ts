@@ -1,4 +1,8 @@
-// npm run bench:media [-- --calls 200 --seconds 20 --warmup 3 --clients 2]
+// npm run bench:media [-- --calls 200 --seconds 20 --warmup 3 --clients 2 --db pglite|postgres --only live]
+//
+// --db: the server's database, in-memory PGlite in its own process (default) or a fresh PostgreSQL database
+// (whose processes' CPU is then counted apart). --only live: only the bare relay and the live calls (the
+// phases issue 35's goals are judged on).
 //
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
@@ -30,6 +34,8 @@ import { distribution, type Distribution } from './support/stats.js';
 import { createTestCalls, endTestCalls, listenUrl, sideTarget, streamUrl } from './support/testCalls.js';
 import type { InterpreterFactory } from '../src/calls/media/interpreter.js';
 import { callInbound } from './support/inboundCalls.js';
+import { postgresCpu, postgresCpuSinceMs } from './support/cpuTime.js';
+import { createBenchDatabase, type BenchDatabase } from './support/databases.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -46,6 +52,14 @@ const SECONDS = flag('seconds', 20);
 const WARMUP = flag('warmup', 3);
 const CLIENTS = flag('clients', 2);
 const ADMIN = newSecret('adm_bench_');
+const option = (name: string, allowed: readonly string[], fallback: string) => {
+  const at = args.indexOf(`--${name}`);
+  const value = at >= 0 ? args[at + 1]! : fallback;
+  if (!allowed.includes(value)) throw new Error(`--${name} must be one of ${allowed.join(', ')}`);
+  return value;
+};
+const DB = option('db', ['pglite', 'postgres'], 'pglite') as 'pglite' | 'postgres';
+const ONLY_LIVE = option('only', ['all', 'live'], 'all') === 'live';
 
 /** A phase: what its load processes measured together, and what the server did meanwhile. */
 interface PhaseResult
@@ -55,6 +69,8 @@ interface PhaseResult
   sockets: number;
   latency: Distribution | null;
   serverCpu: number;
+  /** PostgreSQL's processes (% of one core) while the phase measured; null on PGlite (in the server's process). */
+  databaseCpu: number | null;
   clientCpu: number;
   rssBefore: number;
   rssStreaming: number;
@@ -90,6 +106,7 @@ async function runPhase(
   const streaming = clients.stream({ warmupMs: WARMUP * 1_000, measureMs: SECONDS * 1_000, drainMs: 1_000 });
   await streaming.measuring;
   const cpu0 = process.cpuUsage();
+  const database0 = DB === 'postgres' ? await postgresCpu() : null;
   const t0 = performance.now();
   loop.enable();
   const samples: Array<ReturnType<typeof memory>> = [];
@@ -97,6 +114,7 @@ async function runPhase(
   const clientCores = await streaming.ended;
   const usage = process.cpuUsage(cpu0);
   const wall = performance.now() - t0;
+  const databaseCpu = database0 ? ((await postgresCpuSinceMs(database0)) / wall) * 100 : null;
   loop.disable();
   clearInterval(sampler);
   // What the open calls hold once garbage is collected (sockets and rooms still open).
@@ -124,6 +142,7 @@ async function runPhase(
     clientLoopDelayP99: result.clientLoopDelayP99,
     latency: distribution(result.latencies),
     serverCpu: ((usage.user + usage.system) / 1_000 / wall) * 100,
+    databaseCpu,
     clientCpu: clientCores * 100,
     rssBefore: before.rss,
     rssStreaming: median('rss'),
@@ -173,17 +192,20 @@ async function main() {
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}`);
   console.log(`server and bare relay: this process; load: ${CLIENTS} child processes`);
 
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-media-'));
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'bench-media-'));
+  const database: BenchDatabase | null = DB === 'postgres' ? await createBenchDatabase('postgres', workDir) : null;
+  console.log(`database: ${DB === 'postgres' ? 'PostgreSQL (its processes\' CPU counted apart)' : 'in-memory PGlite in the server\'s process'}`);
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
+    DATA_DIR: workDir,
     ADMIN_TOKEN: ADMIN,
     AUDIOSOCKET_PORT: '0',
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '1000000',
+    ...database?.env,
   });
-  const server = await startServer(config, { memoryDatabase: true, logger: pino({ level: 'silent' }) });
+  const server = await startServer(config, { memoryDatabase: !database, logger: pino({ level: 'silent' }) });
   try {
     const post = async (url: string, token: string, body: unknown, header = 'Authorization') => {
       const res = await fetch(`${server.url}${url}`, {
@@ -196,46 +218,53 @@ async function main() {
     };
     const org = await post('/admin/orgs', ADMIN, { name: 'Bench' });
     const { key } = await post(`/admin/orgs/${org.org_id}/keys`, ADMIN, { mode: 'test' });
-    process.stdout.write(`creating ${CALLS} calls...`);
     const wsUrl = server.url.replace(/^http/, 'ws');
-    const media: Target[] = (await createTestCalls(server.url, key, CALLS)).flatMap((call) => [sideTarget(server.url, call.agent), sideTarget(server.url, call.customer)]);
-    console.log(' done');
-
     /** Chunks dropped for slow listeners (the WebSocket transport counts them) since start. */
     const listenerChunksDropped = () => server.media.stats().transports.websocket.chunksDropped;
-    const dropped0 = listenerChunksDropped();
-    const mediaResult = await runPhase('media plane', CALLS, media, true, () => listenerChunksDropped() - dropped0);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    /** The test-mode phases, in the order run (none with --only live). */
+    const testMode: PhaseResult[] = [];
+    if (!ONLY_LIVE) {
+      process.stdout.write(`creating ${CALLS} calls...`);
+      const media: Target[] = (await createTestCalls(server.url, key, CALLS)).flatMap((call) => [sideTarget(server.url, call.agent), sideTarget(server.url, call.customer)]);
+      console.log(' done');
+      const dropped0 = listenerChunksDropped();
+      testMode.push(await runPhase('media plane', CALLS, media, true, () => listenerChunksDropped() - dropped0));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
     const relay = await startRelay();
-    const relayTargets = media.map((_, i) => ({ stream: `ws://127.0.0.1:${relay.port}/s/${i}`, listen: `ws://127.0.0.1:${relay.port}/l/${i}` }));
+    const relayTargets = Array.from({ length: CALLS * 2 }, (_, i) => ({ stream: `ws://127.0.0.1:${relay.port}/s/${i}`, listen: `ws://127.0.0.1:${relay.port}/l/${i}` }));
     const relayResult = await runPhase('bare ws relay', CALLS, relayTargets, false, () => null);
     await relay.close();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // Phone calls: the agent on WebSockets as above, the customer on a Twilio media stream (test mode:
-    // each side hears its own voice; the phone's comes back as paced 20 ms mu-law media messages).
-    process.stdout.write(`creating ${CALLS} phone calls...`);
-    const phoneCalls = await createTestCalls(server.url, key, CALLS);
-    const agents: Target[] = phoneCalls.map((call) => sideTarget(server.url, call.agent));
-    const phones: PhoneTarget[] = phoneCalls.map((call) => ({ url: `${wsUrl}/media/twilio/${call.customer.stream.channel_id}`, token: call.customer.stream.token }));
-    console.log(' done');
-    const droppedPhones0 = listenerChunksDropped();
-    const phoneResult = await runPhase('phone calls', CALLS, agents, true, () => listenerChunksDropped() - droppedPhones0, phones);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // Inbound phone calls: each caller put through by the number's Voice webhook (signed TwiML request,
-    // a new call, call.inbound), then the same load as the dialled phones.
-    process.stdout.write(`putting ${CALLS} callers through...`);
-    const inbound = await callInbound(server.url, ADMIN, org.org_id, key, server.app.db, CALLS);
-    console.log(' done');
-    const droppedInbound0 = listenerChunksDropped();
-    const inboundResult = await runPhase(
-      'inbound phones',
-      CALLS,
-      inbound.map((call) => sideTarget(server.url, call.agent)),
-      true,
-      () => listenerChunksDropped() - droppedInbound0,
-      inbound.map((call) => call.phone),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    if (!ONLY_LIVE) {
+      // Phone calls: the agent on WebSockets as above, the customer on a Twilio media stream (test mode:
+      // each side hears its own voice; the phone's comes back as paced 20 ms mu-law media messages).
+      process.stdout.write(`creating ${CALLS} phone calls...`);
+      const phoneCalls = await createTestCalls(server.url, key, CALLS);
+      const agents: Target[] = phoneCalls.map((call) => sideTarget(server.url, call.agent));
+      const phones: PhoneTarget[] = phoneCalls.map((call) => ({ url: `${wsUrl}/media/twilio/${call.customer.stream.channel_id}`, token: call.customer.stream.token }));
+      console.log(' done');
+      const droppedPhones0 = listenerChunksDropped();
+      testMode.push(await runPhase('phone calls', CALLS, agents, true, () => listenerChunksDropped() - droppedPhones0, phones));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Inbound phone calls: each caller put through by the number's Voice webhook (signed TwiML request,
+      // a new call, call.inbound), then the same load as the dialled phones.
+      process.stdout.write(`putting ${CALLS} callers through...`);
+      const inbound = await callInbound(server.url, ADMIN, org.org_id, key, server.app.db, CALLS);
+      console.log(' done');
+      const droppedInbound0 = listenerChunksDropped();
+      testMode.push(
+        await runPhase(
+          'inbound phones',
+          CALLS,
+          inbound.map((call) => sideTarget(server.url, call.agent)),
+          true,
+          () => listenerChunksDropped() - droppedInbound0,
+          inbound.map((call) => call.phone),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
     // Live calls: a live key of a funded organization; interpretation by a stand-in that answers at once.
     server.app.engines.replaceLive({ interpretation: answeringAtOnce });
     const liveOrg = await post('/admin/orgs', ADMIN, { name: 'Bench live', balance: 1_000_000 });
@@ -258,22 +287,29 @@ async function main() {
     };
     const withTranscripts = await livePhase('live, transcripts', true);
     const withoutTranscripts = await livePhase('live, none kept', false);
-    printTable([mediaResult, relayResult, phoneResult, inboundResult, withTranscripts.result, withoutTranscripts.result]);
+    printTable([...testMode.slice(0, 1), relayResult, ...testMode.slice(1), withTranscripts.result, withoutTranscripts.result]);
     const live = withTranscripts.result;
     // A machine too busy to carry even the bare relay (frames sent late, a relay p95 above a frame) judges nothing.
     const busy = (r: PhaseResult) => r.lateSends > r.sent / 100 || (r.latency?.p95 ?? Infinity) > 20;
     const verdict = (met: boolean) => ([relayResult, withTranscripts.result, withoutTranscripts.result].some(busy) ? 'not judgeable: the machine is too busy' : met ? 'met' : 'NOT met');
     const serverShareP95 = (live.latency?.p95 ?? NaN) - (relayResult.latency?.p95 ?? NaN);
     const storageShare = (withTranscripts.result.serverCpu - withoutTranscripts.result.serverCpu) / withoutTranscripts.result.serverCpu;
+    const withDb = (r: PhaseResult) => r.serverCpu + (r.databaseCpu ?? 0);
+    const storageWithDbShare = (withDb(withTranscripts.result) - withDb(withoutTranscripts.result)) / withDb(withoutTranscripts.result);
     console.log(
       `\nlive calls: latency p95 ${live.latency?.p95.toFixed(1)} ms through the server, ${relayResult.latency?.p95.toFixed(1)} ms through the bare relay: ` +
         `the server's share ${serverShareP95.toFixed(1)} ms (goal < 10 ms: ${verdict(serverShareP95 < 10)})\n` +
         `transcripts: ${withTranscripts.utterances} utterances stored; server CPU ${withTranscripts.result.serverCpu.toFixed(1)} % with them, ` +
-        `${withoutTranscripts.result.serverCpu.toFixed(1)} % without: ${(storageShare * 100).toFixed(1)} % more (goal <= 10 %: ${verdict(storageShare <= 0.1)})`,
+        `${withoutTranscripts.result.serverCpu.toFixed(1)} % without: ${(storageShare * 100).toFixed(1)} % more (goal <= 10 %: ${verdict(storageShare <= 0.1)})` +
+        (DB === 'postgres'
+          ? `\n  with PostgreSQL's processes counted too: ${withDb(withTranscripts.result).toFixed(1)} % with, ${withDb(withoutTranscripts.result).toFixed(1)} % without: ` +
+            `${(storageWithDbShare * 100).toFixed(1)} % more`
+          : ''),
     );
   } finally {
     await server.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await database?.drop();
+    await rm(workDir, { recursive: true, force: true });
   }
 }
 
@@ -292,6 +328,7 @@ function printTable(results: PhaseResult[]) {
     ['latency p99 (every frame)', (r) => ms(r.latency?.p99)],
     ['latency max (every frame)', (r) => ms(r.latency?.max)],
     ['server CPU (% of one core)', (r) => `${r.serverCpu.toFixed(1)} %`],
+    ['PostgreSQL CPU (% of one core)', (r) => (r.databaseCpu === null ? 'n/a' : `${r.databaseCpu.toFixed(1)} %`)],
     ['server CPU per call', (r) => `${(r.serverCpu / r.calls).toFixed(3)} %`],
     ['server RSS before connecting', (r) => mib(r.rssBefore)],
     ['server RSS while streaming (median)', (r) => mib(r.rssStreaming)],
