@@ -158,12 +158,18 @@ interface Inbound {
   unfenced: Buffer[] | null;
 }
 
+/** How many refused addresses are remembered to log each once. */
+const REFUSED_REMEMBERED = 1_024;
+
 export class PeerLinks {
   private readonly key: Buffer;
   private readonly server: net.Server;
   private readonly outbound = new Map<string, Outbound>();
   private readonly inbound = new Map<string, Inbound>();
-  /** Addresses already told they did not prove the key (a misconfigured instance retries every second). */
+  /**
+   * Addresses already logged as not proving the key (a misconfigured instance retries every second), so each is
+   * logged once; forgotten all at once past REFUSED_REMEMBERED, so that a scan from many addresses holds no memory.
+   */
   private readonly refused = new Set<string>();
   /** Every accepted connection, proven or not, so closing does not wait on any. */
   private readonly accepted = new Set<net.Socket>();
@@ -287,6 +293,7 @@ export class PeerLinks {
       if (!hello) {
         const remote = socket.remoteAddress ?? '';
         if (this.refused.has(remote)) throw new Error('not proven');
+        if (this.refused.size >= REFUSED_REMEMBERED) this.refused.clear();
         this.refused.add(remote);
         this.options.logger.warn({ remote: socket.remoteAddress }, 'media peer link: refused a connection that did not prove the deployment\'s key');
         throw new Error('not proven');
