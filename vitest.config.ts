@@ -23,6 +23,8 @@ export default defineConfig({
     // a shorter limit of its own (test/run.ts stops a stage only when nothing at all finishes for 10 minutes).
     testTimeout: 300_000,
     hookTimeout: 300_000,
+    // expect.poll waits 1 s by default: a page that answers in 1.2 s on a loaded machine is slow, not wrong.
+    expect: { poll: { timeout: 60_000 } },
     // Forks, not threads: tests spawn processes and open PGlite data directories
     // guarded by a per-process lock.
     pool: 'forks',
