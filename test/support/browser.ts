@@ -10,8 +10,12 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
  */
 export const PAGE_WAIT_MS = 60_000;
 
-export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
-  return chromium.launch({
+/**
+ * Chromium for a test file. Every context it opens (newContext, and so newPage's own) waits PAGE_WAIT_MS for an
+ * action or a navigation instead of playwright's 30 s, for the reason PAGE_WAIT_MS gives.
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
     args: [
@@ -25,6 +29,13 @@ export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
       ...extraArgs,
     ],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(PAGE_WAIT_MS);
+    return context;
+  };
+  return browser;
 }
 
 /** Adds to `into` whatever the page's Content-Security-Policy blocks (Chromium reports each refusal on the console). */
