@@ -10,14 +10,14 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealtimeStandIn, type RealtimeStandIn } from '../support/standins/realtimeStandIn.js';
-import { launchChromium, recordCspViolations } from '../support/browser.js';
+import { launchChromium, PAGE_WAIT_MS, recordCspViolations } from '../support/browser.js';
 import { englishWordsOn, seriousAxeViolations } from '../support/pageChecks.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { SIGNAL_REFUSED } from '../../src/calls/media/protocol.js';
 import { Signal } from '../media/support.js';
 
-const WAIT = { timeout: 30_000 };
+const WAIT = { timeout: PAGE_WAIT_MS };
 /** A browser test waits on pages and media, which a loaded machine stretches: generous, never a threshold. */
 const TEST_TIMEOUT_MS = 240_000;
 
@@ -440,7 +440,7 @@ describe('the call page in chromium', () => {
       await customer.page.waitForSelector('[data-state="offline"]', WAIT);
       expect(await customer.page.getByTestId('status').textContent()).toMatch(/Verbindung verloren/);
       await proxy.start();
-      await customer.page.waitForSelector('[data-state="live"]', { timeout: 60_000 });
+      await customer.page.waitForSelector('[data-state="live"]', WAIT);
       const played = (await mediaOf(customer.page))!.chunksPlayed;
       await expect.poll(async () => (await mediaOf(customer.page))!.chunksPlayed, WAIT).toBeGreaterThan(played + 5);
       expect(customer.errors).toEqual([]);
