@@ -384,7 +384,9 @@ const FRAMES_PER_CAPTION = 150;
 
 /** An interpreter that answers at once: each frame comes back as it went; a final caption every FRAMES_PER_CAPTION frames. */
 const answeringAtOnce: InterpreterFactory = (opts) => {
-  let pushed = 0;
+  // Each direction's turns end at their own moments, as in real conversations: every side starts streaming at
+  // once, and turns counted from zero would all end in the same 20 ms, every utterance of every call together.
+  let pushed = Math.floor(Math.random() * FRAMES_PER_CAPTION);
   let closed = false;
   queueMicrotask(() => opts.onStatus({ state: 'connected' }));
   return {
