@@ -67,7 +67,12 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'embedded', include: files('.embedded.test.ts'), setupFiles: [COST, WAITS] } },
+      {
+        // Processes of their own on an on-disk PGlite (initdb, a build, npm start): 113 s for one test at load 13
+        // and past 300 s at load 56, so their limit is longer still; it only bounds a hang.
+        extends: true,
+        test: { name: 'embedded', include: files('.embedded.test.ts'), setupFiles: [COST, WAITS], testTimeout: 900_000, hookTimeout: 900_000 },
+      },
     ],
   },
 });
