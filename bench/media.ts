@@ -31,7 +31,8 @@ import { newSecret } from '../src/lib/ids.js';
 import { startServer } from '../src/app/server.js';
 import type { LoadResult, PhoneTarget, Target } from './mediaLoad.js';
 import { LoadClients } from './support/loadClients.js';
-import { distribution, type Distribution } from './support/stats.js';
+import { distribution, median, type Distribution } from './support/stats.js';
+import { oneOf } from './support/options.js';
 import { createTestCalls, endTestCalls, listenUrl, sideTarget, streamUrl } from './support/testCalls.js';
 import type { InterpreterFactory } from '../src/calls/media/interpreter.js';
 import { callInbound } from './support/inboundCalls.js';
@@ -54,14 +55,12 @@ const WARMUP = flag('warmup', 3);
 const CLIENTS = flag('clients', 2);
 const REPS = flag('reps', 1);
 const ADMIN = newSecret('adm_bench_');
-const option = (name: string, allowed: readonly string[], fallback: string) => {
+const raw = (name: string) => {
   const at = args.indexOf(`--${name}`);
-  const value = at >= 0 ? args[at + 1]! : fallback;
-  if (!allowed.includes(value)) throw new Error(`--${name} must be one of ${allowed.join(', ')}`);
-  return value;
+  return at >= 0 ? args[at + 1] : undefined;
 };
-const DB = option('db', ['pglite', 'postgres'], 'pglite') as 'pglite' | 'postgres';
-const ONLY_LIVE = option('only', ['all', 'live'], 'all') === 'live';
+const DB = oneOf('db', raw('db'), ['pglite', 'postgres'], 'pglite');
+const ONLY_LIVE = oneOf('only', raw('only'), ['all', 'live'], 'all') === 'live';
 
 /** A phase: what its load processes measured together, and what the server did meanwhile. */
 interface PhaseResult
@@ -126,7 +125,7 @@ async function runPhase(
   const result = await streaming.results;
   const dropped = droppedNow();
   await clients.disconnect().catch(() => {});
-  const median = (key: keyof ReturnType<typeof memory>) => {
+  const medianSample = (key: keyof ReturnType<typeof memory>) => {
     const values = samples.map((s) => s[key]).sort((a, b) => a - b);
     return values[Math.floor(values.length / 2)] ?? 0;
   };
@@ -147,7 +146,7 @@ async function runPhase(
     databaseCpu,
     clientCpu: clientCores * 100,
     rssBefore: before.rss,
-    rssStreaming: median('rss'),
+    rssStreaming: medianSample('rss'),
     heapPerCall: (retained.heap - before.heap) / calls,
     externalPerCall: (retained.external - before.external) / calls,
     loopDelayP99: loop.percentile(99) / 1e6,
@@ -306,7 +305,6 @@ async function main() {
     const lateClients = (r: PhaseResult) => r.lateSends > r.sent / 100;
     const busy = (relayResult.latency?.p95 ?? Infinity) > 20 || [relayResult, ...reps.flatMap((r) => [r.with.result, r.without.result])].some(lateClients);
     const verdict = (met: boolean) => (busy ? 'not judgeable: the machine is too busy' : met ? 'met' : 'NOT met');
-    const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
     const withDb = (r: PhaseResult) => r.serverCpu + (r.databaseCpu ?? 0);
     const shares = reps.map((r) => ({
       latency: (r.with.result.latency?.p95 ?? NaN) - (relayResult.latency?.p95 ?? NaN),

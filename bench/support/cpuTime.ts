@@ -7,12 +7,22 @@ import { readdir, readFile } from 'node:fs/promises';
 /** Kernel clock ticks per second (USER_HZ): 100 on every Linux that Node runs on. */
 const TICKS_PER_SECOND = 100;
 
+/**
+ * The fields of a /proc/<pid>/stat line after "(comm) ", from field 3 (state) on: utime (field 14) is at index 11,
+ * stime 12, cutime 13, cstime 14 (man 5 proc). The command name may hold spaces and parentheses.
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** Clock ticks as milliseconds. */
+export const ticksToMs = (ticks: number) => (ticks * 1000) / TICKS_PER_SECOND;
+
 /** `comm` and user + system CPU milliseconds of a /proc/<pid>/stat line. */
 export function parseStat(stat: string): { comm: string; cpuMs: number } {
   const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  // Fields after "(comm) ": state is field 3, utime 14, stime 15 (man 5 proc).
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { comm, cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND };
+  const fields = statFields(stat);
+  return { comm, cpuMs: ticksToMs(Number(fields[11]) + Number(fields[12])) };
 }
 
 export async function processCpuMs(pid: number): Promise<number> {

@@ -14,3 +14,10 @@ export function backends(raw: string | undefined): Backend[] {
   if (raw === 'pglite' || raw === 'postgres') return [raw];
   throw new Error('--db must be pglite, postgres or both');
 }
+
+/** One of `allowed` from a flag, or the fallback when the flag is absent. */
+export function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  const value = raw ?? fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`--${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}

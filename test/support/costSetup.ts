@@ -5,20 +5,19 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll } from 'vitest';
+import { statFields, ticksToMs } from '../../bench/support/cpuTime.js';
 
 const COST_FILE = process.env.TEST_COST_FILE;
 
-/** utime + stime + cutime + cstime of this process, in clock ticks (100 a second on Linux). */
-function cpuTicks(): number {
-  // The command name (field 2) may hold spaces; the fields after its closing parenthesis start at field 3.
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+/** CPU milliseconds of this process and of the children it waited for (utime + stime + cutime + cstime). */
+function cpuMs(): number {
+  const fields = statFields(readFileSync('/proc/self/stat', 'utf8'));
+  return ticksToMs([11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0));
 }
 
 if (COST_FILE) {
   // Read as vitest runs this file before each test file, so the file's imports are counted too.
-  const startTicks = cpuTicks();
+  const startCpuMs = cpuMs();
   const startMs = Date.now();
   // Registered first, so it runs after the file's own afterAll hooks (vitest runs them in reverse order):
   // the servers and browsers the file closes there are counted.
@@ -27,7 +26,7 @@ if (COST_FILE) {
       file: path.relative(process.cwd(), suite.file.filepath),
       project: suite.file.projectName,
       database: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite',
-      cpuS: (cpuTicks() - startTicks) / 100,
+      cpuS: (cpuMs() - startCpuMs) / 1000,
       wallS: (Date.now() - startMs) / 1000,
     };
     appendFileSync(COST_FILE, `${JSON.stringify(line)}\n`);
