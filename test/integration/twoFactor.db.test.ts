@@ -2,14 +2,12 @@
 // codes once, then signs in with password and code; a code or recovery code opens once; wrong codes are
 // slowed down like wrong passwords; an owner can require it, and until then a member reaches only their
 // account page. Codes are computed here with otpauth, as an authenticator app would.
-import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeExpiredChallenges } from '../../src/members/twoFactor.js';
 import { backendName } from '../support/databases.js';
 import { addMember, csrfOf, PASSWORD, visitor, type Visitor } from '../support/consoleVisitor.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
-
-const codeAt = (secret: string, timestamp = Date.now()) => OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(secret), timestamp });
+import { codeAt } from '../support/totp.js';
 
 describe(`two-factor sign-in (${backendName})`, () => {
   let t: TestServer;
