@@ -93,7 +93,7 @@ export interface AnnouncingEvents {
   type: string;
   sessionId: string | null;
   callId: string | null;
-  each: ReadonlyArray<{ id: string; appId: string | null; createdAt: string; payloadJson: string }>;
+  each: ReadonlyArray<{ id: string; appId: string | null; createdAt: string; payloadHead: string; payloadTail: string }>;
 }
 
 export type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
@@ -101,35 +101,47 @@ const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
 
 /**
  * The statement that stores the rows, an event for each (its payload's `data.id` set to the row's id)
- * and the events' webhook deliveries, per shape of the change.
+ * and the events' webhook deliveries, per shape of the change. One row (an utterance, most messages)
+ * takes its event's fields as parameters; several take them as a JSON array, numbered to pair each
+ * event with its row.
  */
-function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
+function announcing(change: AnnouncedInsert, oneRow: boolean): Statement<AnnouncedRow> {
   const namesMessage = change.messages ?? true;
-  const shape = `${change.with.sql}\0${change.insert.sql}\0${namesMessage}`;
+  const shape = `${change.with.sql}\0${change.insert.sql}\0${namesMessage}\0${oneRow}`;
   let written = announcingStatements.get(shape);
-  if (!written) {
-    written = statement<AnnouncedRow>(
-      `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
-       numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM stored),
-       given AS (
-         SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (id text, app_id text, created_at timestamptz, payload text))
-           WITH ORDINALITY AS g(id, app_id, created_at, payload, ord)
-       ),
-       queued AS (${deliveriesQueue('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
-       announced AS (
-         INSERT INTO events (${EVENT_COLUMNS})
-         SELECT given.id, ?, ?, ?, ?, ?, given.app_id, jsonb_set(CAST(given.payload AS jsonb), '{data,id}', to_jsonb(numbered.id)), NULL, ${namesMessage ? 'numbered.id' : 'NULL'}
-           FROM numbered JOIN given USING (ord)
-          ORDER BY ord
-         RETURNING seq, id
-       )
-       SELECT stored.*, announced.seq AS event_seq,
-              CAST((SELECT count(*) FROM queued WHERE queued.event_id = announced.id) AS int) AS webhook_deliveries
-         FROM stored JOIN numbered USING (id) JOIN given USING (ord) JOIN announced ON announced.id = given.id
-        ORDER BY stored.id`,
-    );
-    announcingStatements.set(shape, written);
-  }
+  if (written) return written;
+  written = statement<AnnouncedRow>(
+    oneRow
+      ? `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
+         queued AS (${deliveriesQueue('(SELECT CAST(? AS text) AS id, CAST(? AS text) AS type, CAST(? AS timestamptz) AS created_at)', 'exists (select 1 from stored)')}),
+         announced AS (
+           INSERT INTO events (${EVENT_COLUMNS})
+           SELECT ?, ?, ?, ?, ?, ?, ?, CAST(CAST(? AS text) || stored.id || CAST(? AS text) AS json), NULL, ${namesMessage ? 'stored.id' : 'NULL'}
+             FROM stored
+           RETURNING seq
+         )
+         SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
+           FROM stored, announced`
+      : `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
+         numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM stored),
+         given AS (
+           SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (id text, app_id text, created_at timestamptz, head text, tail text))
+             WITH ORDINALITY AS g(id, app_id, created_at, head, tail, ord)
+         ),
+         queued AS (${deliveriesQueue('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
+         announced AS (
+           INSERT INTO events (${EVENT_COLUMNS})
+           SELECT given.id, ?, ?, ?, ?, ?, given.app_id, CAST(given.head || numbered.id || given.tail AS json), NULL, ${namesMessage ? 'numbered.id' : 'NULL'}
+             FROM numbered JOIN given USING (ord)
+            ORDER BY ord
+           RETURNING seq, id
+         )
+         SELECT stored.*, announced.seq AS event_seq,
+                CAST((SELECT count(*) FROM queued WHERE queued.event_id = announced.id) AS int) AS webhook_deliveries
+           FROM stored JOIN numbered USING (id) JOIN given USING (ord) JOIN announced ON announced.id = given.id
+          ORDER BY stored.id`,
+  );
+  announcingStatements.set(shape, written);
   return written;
 }
 
@@ -139,18 +151,12 @@ function announcing(change: AnnouncedInsert): Statement<AnnouncedRow> {
  * with its event's sequence number and count of queued deliveries; none when the insert stored none.
  */
 export function insertRowsWithEvents(db: Knex, change: AnnouncedInsert, events: AnnouncingEvents): Promise<AnnouncedRow[]> {
-  const given = JSON.stringify(events.each.map(({ id, appId, createdAt, payloadJson }) => ({ id, app_id: appId, created_at: createdAt, payload: payloadJson })));
-  return announcing(change).rows(db, [
-    ...change.with.values,
-    ...change.insert.values,
-    given,
-    events.type,
-    events.orgId,
-    events.mode,
-    events.orgId,
-    events.mode,
-    events.type,
-    events.sessionId,
-    events.callId,
-  ]);
+  const changeValues = [...change.with.values, ...change.insert.values];
+  const shared = [events.orgId, events.mode, events.type, events.sessionId, events.callId];
+  if (events.each.length === 1) {
+    const [{ id, appId, createdAt, payloadHead, payloadTail }] = events.each as [AnnouncingEvents['each'][number]];
+    return announcing(change, true).rows(db, [...changeValues, id, events.type, createdAt, events.orgId, events.mode, id, ...shared, appId, payloadHead, payloadTail]);
+  }
+  const given = JSON.stringify(events.each.map(({ id, appId, createdAt, payloadHead, payloadTail }) => ({ id, app_id: appId, created_at: createdAt, head: payloadHead, tail: payloadTail })));
+  return announcing(change, false).rows(db, [...changeValues, given, events.type, events.orgId, events.mode, ...shared]);
 }

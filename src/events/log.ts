@@ -100,6 +100,22 @@ async function recordEvent(db: Knex, event: NewEvent, app: string | null): Promi
   return recorded(ready, seq, webhookDeliveries);
 }
 
+/** What an announced event's `data.id` holds until its row is stored: no row has it (ids are positive). */
+const ID_TO_FILL = -Number.MAX_SAFE_INTEGER;
+const ID_KEY_JSON = '"id":';
+const ID_TO_FILL_JSON = `${ID_KEY_JSON}${ID_TO_FILL}`;
+
+/**
+ * An announced event's serialised payload around its `data.id`, which the statement fills in as text
+ * (the bytes stay those that are streamed). The placeholder cannot be inside a string of the payload:
+ * there a `"` is always escaped.
+ */
+function aroundId(payloadJson: string): { payloadHead: string; payloadTail: string } {
+  const at = payloadJson.indexOf(ID_TO_FILL_JSON);
+  if (at < 0 || payloadJson.indexOf(ID_TO_FILL_JSON, at + 1) >= 0) throw new Error('an announced event names its row by data.id once');
+  return { payloadHead: payloadJson.slice(0, at + ID_KEY_JSON.length), payloadTail: payloadJson.slice(at + ID_TO_FILL_JSON.length) };
+}
+
 /**
  * Stores rows and the events announcing them in one statement, which needs no transaction around it:
  * the events and their webhook deliveries are stored only when the insert stores the rows (else
@@ -112,24 +128,25 @@ export async function insertAnnounced<Row extends { id: number }>(
   change: AnnouncedInsert,
   prospective: ReadonlyArray<{ row: Omit<Row, 'id'>; announce: (row: Row) => NewEvent; app: string | null }>,
 ): Promise<Array<{ row: Row; event: BusEvent }> | undefined> {
-  const ready = prospective.map(({ row, announce, app }) => readyToStore(announce({ ...row, id: 0 } as Row), app));
+  const ready = prospective.map(({ row, announce, app }) => readyToStore(announce({ ...row, id: ID_TO_FILL } as Row), app));
   const { event } = ready[0]!;
   const shared = (e: NewEvent) => [e.orgId, e.mode, e.type, e.sessionId ?? null, e.callId ?? null].join('\0');
   if (ready.some((r) => shared(r.event) !== shared(event))) throw new Error('the events of one announced insert must share their organization, mode, type, session and call');
   if (ready.some((r) => r.event.signal)) throw new Error('an announced insert stores no call signal');
+  const aroundIds = ready.map(({ payloadJson }) => aroundId(payloadJson));
   const stored = await insertRowsWithEvents(db, change, {
     orgId: event.orgId,
     mode: event.mode,
     type: event.type,
     sessionId: event.sessionId ?? null,
     callId: event.callId ?? null,
-    each: ready.map(({ payload, payloadJson }) => ({ id: payload.id, appId: payload.app_id ?? null, createdAt: payload.created_at, payloadJson })),
+    each: ready.map(({ payload }, i) => ({ id: payload.id, appId: payload.app_id ?? null, createdAt: payload.created_at, ...aroundIds[i]! })),
   });
   if (!stored.length) return undefined;
   if (stored.length !== ready.length) throw new Error(`an announced insert stored ${stored.length} of ${ready.length} rows`);
   return stored.map(({ event_seq: seq, webhook_deliveries: deliveries, ...row }, i) => {
-    const { payload } = ready[i]!;
-    const announced = { ...ready[i]!, payloadJson: JSON.stringify({ ...payload, data: { ...(payload.data as object), id: row.id } }) };
+    const { payloadHead, payloadTail } = aroundIds[i]!;
+    const announced = { ...ready[i]!, payloadJson: payloadHead + row.id + payloadTail };
     return { row: row as unknown as Row, event: recorded(announced, seq, deliveries) };
   });
 }

@@ -4,6 +4,8 @@ export interface ReceivedEvent {
   id: string | null;
   event: string;
   data: any;
+  /** The data as sent, before parsing. */
+  dataText: string;
 }
 
 export interface EventStreamClient {
@@ -49,7 +51,7 @@ export async function openEventStream(url: string, headers: Record<string, strin
             }
           }
           if (fields.data !== undefined) {
-            events.push({ id: fields.id ?? null, event: fields.event ?? 'message', data: JSON.parse(fields.data) });
+            events.push({ id: fields.id ?? null, event: fields.event ?? 'message', data: JSON.parse(fields.data), dataText: fields.data });
           }
           notify();
         }
