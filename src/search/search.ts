@@ -70,10 +70,17 @@ export async function search(db: Knex, payer: Payer, q: string, kinds: readonly 
       left join call_utterances u on page.kind = 'call' and u.id = page.item
       left join messages m on page.kind = 'session' and m.id = page.item
     order by page.created_at desc, page.rank desc, page.item desc`;
-  const { rows } = await db.raw<{ rows: Array<{ kind: SearchKind; id: string; item: string | number; created_at: Date; at: string; snippet: string }> }>(sql, [
-    ...parts.flatMap((part) => part.bindings),
-    q,
-  ]);
+  const { rows } = await db.transaction(async (trx) => {
+    // PostgreSQL's default cost of a random page read (4, for spinning disks) makes the planner walk the
+    // newest rows even for a word in a few hundred of them, visiting tens of thousands; priced as the cached
+    // reads they are, it fetches a rare word's matches through the GIN index instead (half the work over
+    // bench:search's words, docs/performance.md), and still walks for common words.
+    await trx.raw('SET LOCAL random_page_cost = 1.1');
+    return trx.raw<{ rows: Array<{ kind: SearchKind; id: string; item: string | number; created_at: Date; at: string; snippet: string }> }>(sql, [
+      ...parts.flatMap((part) => part.bindings),
+      q,
+    ]);
+  });
   const hits: Hit[] = rows.map((row) =>
     row.kind === 'call'
       ? { kind: 'call', id: row.id, utterance_id: Number(row.item), snippet: row.snippet, created_at: row.created_at.toISOString() }
