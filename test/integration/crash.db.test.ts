@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { acknowledged, billable, checkMoney, deliver, deliverPatiently, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
-import { startChildServer, type ChildServer } from '../support/childServer.js';
+import { migratedDataDir, startChildServer, type ChildServer } from '../support/childServer.js';
 import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { waitUntil } from '../support/waiting.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
@@ -28,8 +28,10 @@ describe(`kill -9 under load (${backendName})`, () => {
   beforeAll(async () => {
     deepl = await startDeepLStandIn({ apiKey: 'deepl-crash' });
     transcription = await startOpenAiTranscriptionStandIn({ apiKey: 'sk-crash' });
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-crash-'));
+    // Migrated already, since what is proven is the crash and not a first start: a migrated PostgreSQL
+    // database, or on PGlite a DATA_DIR holding the migrated database (PGlite in memory is not used here).
+    database = await createTestDatabase({ migrated: backendName === 'postgres' });
+    dataDir = database.databaseUrl ? await mkdtemp(path.join(os.tmpdir(), 'lia-crash-')) : await migratedDataDir('lia-crash-');
   });
   afterAll(async () => {
     for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL');
