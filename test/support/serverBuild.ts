@@ -10,8 +10,8 @@ import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The run's build of `src/main.ts`. */
-    serverEntry: string;
+    /** The directory of the run's build (scripts/build.mjs). */
+    serverBuild: string;
   }
 }
 
@@ -25,6 +25,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const build = spawn(process.execPath, ['scripts/build.mjs', out], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const [code] = await once(build, 'exit');
   if (code !== 0) throw new Error(`scripts/build.mjs exited ${code}`);
-  project.provide('serverEntry', path.join(out, 'src/main.js'));
+  project.provide('serverBuild', out);
   return () => rm(out, { recursive: true, force: true });
 }
