@@ -48,7 +48,7 @@ export default defineConfig({
           name: 'db',
           include: files('.db.test.ts'),
           exclude: ['test/browser/**'],
-          globalSetup: ['test/support/migratedDatabase.ts'],
+          globalSetup: ['test/support/migratedDatabase.ts', 'test/support/serverBuild.ts'],
           setupFiles: [COST, WAITS],
           // A worker runs file after file without loading the server's modules and PGlite afresh for each
           // (half the CPU time of this project); every file closes the servers and sockets it opens.

@@ -2,6 +2,10 @@
 // start loads JavaScript instead of compiling TypeScript with tsx. Each file becomes one file (no bundle):
 // dist/ mirrors the project, so paths a module resolves from its own location (the contract, migrations,
 // the pages' assets) find their copies here. Takes well under a second; `npm run dev` skips it.
+//
+//   node scripts/build.mjs [out]    out: default dist/; the tests build into a directory of their run
+//                                   (test/support/serverBuild.ts). Inside the project, so that the
+//                                   build finds node_modules and package.json's "type" as dist/ does.
 import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +13,7 @@ import { build } from 'esbuild';
 import YAML from 'yaml';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = path.join(root, 'dist');
+const out = path.resolve(root, process.argv[2] ?? 'dist');
 
 /** Every TypeScript source under `dir`, declaration files aside. */
 async function sources(dir) {
@@ -43,4 +47,4 @@ await writeFile(path.join(out, 'openapi/openapi.yaml'), yaml);
 await writeFile(path.join(out, 'openapi/openapi.json'), JSON.stringify(YAML.parse(yaml)));
 // The AsyncAPI source, bundled with the contract's event schemas on first request (src/http/asyncapi.ts).
 await cp(path.join(root, 'openapi/asyncapi.yaml'), path.join(out, 'openapi/asyncapi.yaml'));
-console.log(`[build] dist/ in ${Math.round(performance.now() - started)} ms`);
+console.log(`[build] ${path.relative(root, out)}/ in ${Math.round(performance.now() - started)} ms`);

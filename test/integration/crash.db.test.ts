@@ -3,14 +3,11 @@
 // mid-load, and starts again. Every acknowledged message must be there, every charge must pay for
 // something stored, nothing may stay held or "running", and the unanswered requests, retried with
 // their Idempotency-Keys, must run (or replay) without 409 and without paying twice.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { acknowledged, billable, checkMoney, deliver, deliverPatiently, type BillableKind, type LoadTarget, type SentRequest } from '../support/billableLoad.js';
-import { startChildServer, type ChildServer } from '../support/childServer.js';
-import { backendName, createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { migratedChildDatabase, startChildServer, type ChildDatabase, type ChildServer } from '../support/childServer.js';
+import { backendName } from '../support/databases.js';
 import { waitUntil } from '../support/waiting.js';
 import { startDeepLStandIn, type DeepLStandIn } from '../support/standins/deeplStandIn.js';
 import { startOpenAiTranscriptionStandIn, type OpenAiTranscriptionStandIn } from '../support/standins/openaiTranscriptionStandIn.js';
@@ -21,15 +18,13 @@ const ADMIN_TOKEN = 'adm_crash_test_0123456789abcdefXYZ';
 describe(`kill -9 under load (${backendName})`, () => {
   let deepl: DeepLStandIn;
   let transcription: OpenAiTranscriptionStandIn;
-  let database: TestDatabase;
-  let dataDir: string;
+  let database: ChildDatabase;
   const children: ChildServer[] = [];
 
   beforeAll(async () => {
     deepl = await startDeepLStandIn({ apiKey: 'deepl-crash' });
     transcription = await startOpenAiTranscriptionStandIn({ apiKey: 'sk-crash' });
-    database = await createTestDatabase();
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'lia-crash-'));
+    database = await migratedChildDatabase('lia-crash-');
   });
   afterAll(async () => {
     for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL');
@@ -37,12 +32,11 @@ describe(`kill -9 under load (${backendName})`, () => {
     await deepl?.close();
     await transcription?.close();
     await database?.drop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   const env = () => ({
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl, SECRETS_KEY: TEST_SECRETS_KEY } : { DATABASE_URL: '' }),
-    DATA_DIR: dataDir,
+    DATA_DIR: database.dataDir,
     ADMIN_TOKEN,
     AUDIOSOCKET_PORT: '0',
     TRANSLATION_ENGINE: 'deepl',
@@ -70,7 +64,7 @@ describe(`kill -9 under load (${backendName})`, () => {
   };
   /** The database, opened by the test once no server holds it (PGlite is single-process). */
   const withDatabase = async (work: (db: Database) => Promise<void>) => {
-    const db = await openDatabase({ databaseUrl: database.databaseUrl, dataDir });
+    const db = await openDatabase({ databaseUrl: database.databaseUrl, dataDir: database.dataDir });
     try {
       await work(db);
     } finally {

@@ -1,7 +1,12 @@
-// The real server (`src/main.ts`) in a child process, for tests that kill it as a crash would
-// (SIGKILL: no shutdown, no word to anyone).
-import { spawn, type ChildProcess } from 'node:child_process';
+// The real server (`src/main.ts`, as the run built it: test/support/serverBuild.ts) in a child process, for
+// tests that kill it as a crash would (SIGKILL: no shutdown, no word to anyone).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+import { createTestDatabase } from './databases.js';
 import { freePort } from './freePort.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -19,7 +24,7 @@ export interface ChildServer {
  */
 export async function startChildServer(env: Record<string, string>): Promise<ChildServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [builtServer().entry], {
     cwd: root,
     // As test servers in process: Redis commands wait as long as the setting allows on a loaded machine.
     env: { ...process.env, REDIS_COMMAND_TIMEOUT_MS: '60000', ...env, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
@@ -37,4 +42,36 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
     void exited.then((code) => reject(new Error(`the server exited (${code}):\n${output}`)));
   });
   return { process: child, url: `http://127.0.0.1:${port}`, exited, output: () => output };
+}
+
+/** The run's build of the server (test/support/serverBuild.ts): its entry and its contract as JSON. */
+export function builtServer(): { entry: string; contract: string } {
+  const build = inject('serverBuild');
+  return { entry: path.join(build, 'src/main.js'), contract: path.join(build, 'openapi/openapi.json') };
+}
+
+export interface ChildDatabase {
+  /** On PostgreSQL; without it, the embedded database in `dataDir`. */
+  databaseUrl?: string;
+  dataDir: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh database with every migration applied, for a child server, where the test is not about a first
+ * start (an initdb and the migrations cost about 7 s of CPU): on PostgreSQL one of the run's migrated
+ * databases, on PGlite a DATA_DIR holding the run's migrated snapshot (test/support/migratedDatabase.ts), unpacked.
+ */
+export async function migratedChildDatabase(prefix: string): Promise<ChildDatabase> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  const removeDataDir = () => rm(dataDir, { recursive: true, force: true });
+  if (process.env.TEST_DATABASE_URL) {
+    const database = await createTestDatabase({ migrated: true });
+    return { databaseUrl: database.databaseUrl, dataDir, drop: () => Promise.all([database.drop(), removeDataDir()]).then(() => undefined) };
+  }
+  const pgdata = path.join(dataDir, 'pgdata');
+  await mkdir(pgdata);
+  // dumpDataDir's tar holds the data directory's files under /.
+  await promisify(execFile)('tar', ['-xf', inject('pgliteSnapshot'), '-C', pgdata]);
+  return { dataDir, drop: removeDataDir };
 }
