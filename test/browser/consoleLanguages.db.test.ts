@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { launchChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
-import { englishWordsOn, seriousAxeViolations } from '../support/pageChecks.js';
+import { englishWordsOn } from '../support/pageChecks.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
@@ -39,7 +39,7 @@ describe(`console in the reader's language in chromium (${backendName})`, () => 
     const where = `${language} ${page.url()}`;
     expect(await page.evaluate(() => [document.documentElement.lang, document.documentElement.dir]), where).toEqual([language, language === 'ar' ? 'rtl' : 'ltr']);
     expect(await englishWordsOn(page, language, DATA), where).toEqual([]);
-    expect(await seriousAxeViolations(page), where).toEqual([]);
+    // axe-core's serious violations among them: axe runs once per page, not twice.
     expect(await phonePageProblems(page, PHONE.viewport.width), where).toEqual([]);
   };
 
