@@ -4,7 +4,7 @@
 // caller's media stream and its token; the agent's side joined with the link `call.inbound` carries.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import twilio from 'twilio';
+import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import type { PhoneTarget } from '../mediaLoad.js';
 import type { SideJoin } from './testCalls.js';
 
@@ -39,7 +39,7 @@ export async function callInbound(baseUrl: string, admin: string, orgId: string,
     const params = { AccountSid: account.account_sid, CallSid: callSid, CallStatus: 'ringing', Direction: 'inbound', From: `+358400${String(index).padStart(6, '0')}`, To: number.number };
     const res = await fetch(baseUrl + new URL(voiceUrl).pathname, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(account.auth_token, voiceUrl, params) },
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': getExpectedTwilioSignature(account.auth_token, voiceUrl, params) },
       body: new URLSearchParams(params),
     });
     const twiml = await res.text();
