@@ -7,7 +7,7 @@ import { makeFixtures } from './fixtures.js';
 import { Random } from './random.js';
 import { RequestMaker, type FuzzRequest } from './requests.js';
 import { send, type Outcome } from './send.js';
-import { startFuzzServer, type PreparedServer, type ServerExit } from './server.js';
+import { startFuzzServer, type FuzzServer, type ServerExit } from './server.js';
 
 export interface FuzzOptions {
   seed: number;
@@ -19,8 +19,13 @@ export interface FuzzOptions {
   connections: number;
   /** Check every answer against the contract, so an answer outside it shows as a 500. */
   validateResponses: boolean;
-  /** The test suite's server and database (fuzz/server.ts). */
-  prepared?: PreparedServer;
+  /**
+   * A server already running (the test suite's, in its own process): then `postgresUrl` and `validateResponses`
+   * are its own business, and it is stopped at the end like one started here.
+   */
+  server?: FuzzServer;
+  /** The contract file the requests are built from (default openapi/openapi.yaml; a build's openapi.json parses faster). */
+  contract?: string;
   /** Requests in flight at once. */
   parallel?: number;
   timeoutMs?: number;
@@ -81,8 +86,8 @@ async function isAlive(base: URL): Promise<boolean> {
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const progress = options.progress ?? (() => undefined);
   const random = new Random(options.seed);
-  const operations = loadOperations(options.prepared?.contract);
-  const server = await startFuzzServer({ postgresUrl: options.postgresUrl, validateResponses: options.validateResponses, prepared: options.prepared });
+  const operations = loadOperations(options.contract);
+  const server = options.server ?? (await startFuzzServer({ postgresUrl: options.postgresUrl, validateResponses: options.validateResponses }));
   const report: FuzzReport = {
     seed: options.seed,
     backend: server.backend,

@@ -33,21 +33,6 @@ export interface FuzzServerOptions {
   postgresUrl?: string;
   /** Check every answer against the contract (an answer outside it becomes a 500). */
   validateResponses: boolean;
-  /** How the test suite starts it, instead of `src/main.ts` through tsx on a database made here. */
-  prepared?: PreparedServer;
-}
-
-/**
- * The server already built by `scripts/build.mjs` (no tsx compile in the child) and a fresh database,
- * already migrated, that the caller made and removes: a DATA_DIR, or a PostgreSQL database.
- */
-export interface PreparedServer {
-  /** The build's src/main.js. */
-  entry: string;
-  /** The build's openapi/openapi.json. */
-  contract: string;
-  dataDir: string;
-  databaseUrl?: string;
 }
 
 /** The last lines of a stream that `keep` accepts, each clipped. */
@@ -95,10 +80,9 @@ async function createDatabase(serverUrl: string): Promise<{ url: string; drop: (
 const START_GUARD_MS = 180_000;
 
 export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzServer> {
-  const { prepared } = options;
-  const dataDir = prepared?.dataDir ?? (await mkdtemp(join(tmpdir(), 'fuzz-data-')));
-  const database = prepared ? undefined : options.postgresUrl ? await createDatabase(options.postgresUrl) : undefined;
-  const databaseUrl = prepared ? prepared.databaseUrl : database?.url;
+  const dataDir = await mkdtemp(join(tmpdir(), 'fuzz-data-'));
+  const database = options.postgresUrl ? await createDatabase(options.postgresUrl) : undefined;
+  const databaseUrl = database?.url;
   const adminToken = `fuzz_admin_${randomBytes(24).toString('hex')}`;
   // Only what the server needs: no engine settings leak in from the caller's environment.
   const env: Record<string, string> = {
@@ -118,7 +102,7 @@ export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzS
     // A throwaway key: the fuzzer's database is dropped afterwards.
     ...(databaseUrl ? { DATABASE_URL: databaseUrl, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
   };
-  const child: ChildProcess = spawn(process.execPath, prepared ? [prepared.entry] : ['--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -143,7 +127,6 @@ export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzS
   const stderrTail = tail(child.stderr!, () => true);
 
   const cleanUp = async () => {
-    if (prepared) return;
     await database?.drop().catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   };
