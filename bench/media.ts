@@ -344,6 +344,16 @@ async function main() {
             `(each: ${each(shares.map((s) => s.storageWithDb * 100))} %)`
           : ''),
     );
+    if (GC) {
+      const collector = (r: PhaseResult) => {
+        const gc = r.gc!;
+        return `${gc.major} full (${gc.majorMs.toFixed(0)} ms), ${gc.minor} young (${gc.minorMs.toFixed(0)} ms), ${(gc.promoted / 1024 / (r.wallMs / 1_000)).toFixed(0)} KiB/s promoted`;
+      };
+      console.log(
+        `the server's collector, each repetition:\n` +
+          reps.map((r, i) => `  ${i + 1}. transcripts: ${collector(r.with.result)}; none kept: ${collector(r.without.result)}`).join('\n'),
+      );
+    }
   } finally {
     await server.stop();
     await database?.drop();
