@@ -1,9 +1,13 @@
-// npm run bench:media [-- --calls 200 --seconds 20 --warmup 3 --clients 2 --db pglite|postgres --only live --reps 1]
+// npm run bench:media [-- --calls 200 --seconds 20 --warmup 3 --clients 2 --db pglite|postgres --only live --reps 1
+//                         --gc --profile DIR]
 //
 // --db: the server's database, in-memory PGlite in its own process (default) or a fresh PostgreSQL database
 // (whose processes' CPU is then counted apart). --only live: only the bare relay and the live calls (the
 // phases issue 35's goals are judged on). --reps: the two live phases (with and without transcripts) take turns this
-// many times; the figures judged are medians.
+// many times; the figures judged are medians. --gc: what the server's garbage collector did in each phase's measured
+// window (collections, pauses, bytes allocated and promoted), as more rows of the table. --profile DIR: a CPU profile
+// and a heap profile of what survived the young generation, of each phase's measured window, written into DIR (the
+// profilers slow the server: that run's timings are not comparable).
 //
 // N concurrent test-mode calls through the real server (media plane: stream socket -> room ->
 // WAV chunks -> listen socket), both sides streaming 20 ms frames in real time, then the same
@@ -38,6 +42,7 @@ import type { InterpreterFactory } from '../src/calls/media/interpreter.js';
 import { callInbound } from './support/inboundCalls.js';
 import { postgresCpu, postgresCpuSinceMs } from './support/cpuTime.js';
 import { createBenchDatabase, type BenchDatabase } from './support/databases.js';
+import { startProfiles, traceGc, type GcFigures } from './support/phaseTrace.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -61,6 +66,8 @@ const raw = (name: string) => {
 };
 const DB = oneOf('db', raw('db'), ['pglite', 'postgres'], 'pglite');
 const ONLY_LIVE = oneOf('only', raw('only'), ['all', 'live'], 'all') === 'live';
+const GC = args.includes('--gc');
+const PROFILE_DIR = raw('profile') === undefined ? undefined : path.resolve(raw('profile')!);
 
 /** A phase: what its load processes measured together, and what the server did meanwhile. */
 interface PhaseResult
@@ -79,12 +86,19 @@ interface PhaseResult
   externalPerCall: number;
   loopDelayP99: number;
   dropped: number | null;
+  /** With --gc: the collector's work in the measured window. */
+  gc: GcFigures | null;
+  /** The measured window's length, ms. */
+  wallMs: number;
 }
 
 function memory() {
   const m = process.memoryUsage();
   return { rss: m.rss, heap: m.heapUsed, external: m.external + m.arrayBuffers };
 }
+
+/** Phases profiled so far (each profile's file is numbered). */
+let profiled = 0;
 
 async function runPhase(
   name: string,
@@ -108,6 +122,8 @@ async function runPhase(
   await streaming.measuring;
   const cpu0 = process.cpuUsage();
   const database0 = DB === 'postgres' ? await postgresCpu() : null;
+  const stopProfiles = PROFILE_DIR ? await startProfiles(PROFILE_DIR, `${name} ${++profiled}`) : null;
+  const stopGc = GC ? traceGc() : null;
   const t0 = performance.now();
   loop.enable();
   const samples: Array<ReturnType<typeof memory>> = [];
@@ -115,6 +131,8 @@ async function runPhase(
   const clientCores = await streaming.ended;
   const usage = process.cpuUsage(cpu0);
   const wall = performance.now() - t0;
+  const gcFigures = stopGc?.() ?? null;
+  await stopProfiles?.();
   const databaseCpu = database0 ? ((await postgresCpuSinceMs(database0)) / wall) * 100 : null;
   loop.disable();
   clearInterval(sampler);
@@ -151,6 +169,8 @@ async function runPhase(
     externalPerCall: (retained.external - before.external) / calls,
     loopDelayP99: loop.percentile(99) / 1e6,
     dropped,
+    gc: gcFigures,
+    wallMs: wall,
     phoneFramesSent: result.phoneFramesSent,
     phoneFramesReceived: result.phoneFramesReceived,
     phoneMarks: result.phoneMarks,
@@ -324,6 +344,16 @@ async function main() {
             `(each: ${each(shares.map((s) => s.storageWithDb * 100))} %)`
           : ''),
     );
+    if (GC) {
+      const collector = (r: PhaseResult) => {
+        const gc = r.gc!;
+        return `${gc.major} full (${gc.majorMs.toFixed(0)} ms), ${gc.minor} young (${gc.minorMs.toFixed(0)} ms), ${(gc.promoted / 1024 / (r.wallMs / 1_000)).toFixed(0)} KiB/s promoted`;
+      };
+      console.log(
+        `the server's collector, each repetition:\n` +
+          reps.map((r, i) => `  ${i + 1}. transcripts: ${collector(r.with.result)}; none kept: ${collector(r.without.result)}`).join('\n'),
+      );
+    }
   } finally {
     await server.stop();
     await database?.drop();
@@ -360,6 +390,15 @@ function printTable(results: PhaseResult[]) {
     ['phone media frames sent / heard back', (r) => (r.phoneFramesSent ? `${r.phoneFramesSent} / ${r.phoneFramesReceived}` : 'n/a')],
     ['phone marks echoed', (r) => (r.phoneFramesSent ? String(r.phoneMarks) : 'n/a')],
   ];
+  if (GC) {
+    const gc = (r: PhaseResult) => r.gc!;
+    rows.push(
+      ['GC young: collections / pause total', (r) => `${gc(r).minor} / ${ms(gc(r).minorMs)}`],
+      ['GC full: collections / pause total', (r) => `${gc(r).major} / ${ms(gc(r).majorMs)}`],
+      ['JS heap allocated per frame sent', (r) => `${(gc(r).allocated / Math.max(1, r.sent)).toFixed(0)} B`],
+      ['promoted to the old generation', (r) => `${kib(gc(r).promoted / (r.wallMs / 1_000))}/s`],
+    );
+  }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const col = 18;
   console.log(`\n${''.padEnd(width)}${results.map((r) => r.name.padStart(col)).join('')}`);

@@ -6,7 +6,8 @@ import type { EventBus } from '../events/bus.js';
 import { callFunding, chargeCallSeconds } from '../money/index.js';
 import { announceBalanceExhausted, findCallById } from '../calls/calls.js';
 import type { CallRecords, CallStore, Funding } from '../calls/media/callStore.js';
-import { storeUtterance, transcriptReady } from '../calls/transcripts.js';
+import { storeUtterances, transcriptReady, type CallUtterance } from '../calls/transcripts.js';
+import { KeyedBatches } from '../db/keyedBatches.js';
 import { addRoomStats } from '../calls/callStats.js';
 
 export function storedCalls(deps: { db: Knex; events: EventBus }): CallStore {
@@ -23,11 +24,21 @@ export function ledgerFunding(db: Knex): Funding {
   };
 }
 
+/** Utterances of one call stored in one statement at most. */
+const UTTERANCES_BATCH_MAX = 32;
+
 /**
- * Transcripts: each call's utterances are stored one after another, in the order the media plane hands
- * them over (so their ids and events follow the conversation), and the transcript is ready after the last.
+ * Transcripts: each call's utterances are stored in the order the media plane hands them over (so their
+ * ids and events follow the conversation), and the transcript is ready after the last. Those handed over
+ * while the call's previous statement is in flight go together in the next (../db/keyedBatches.ts): when
+ * the database falls behind, a call's waiting utterances cost one statement, not one each, and the
+ * backlog (whose work, kept across collections, was promoted to the old generation) drains at once.
  */
 export function storedRecords(deps: { db: Knex; events: EventBus; logger: Logger }): CallRecords {
+  const utterances = new KeyedBatches<CallUtterance, void>(async (batch) => {
+    await storeUtterances(deps, batch);
+    return batch.map(() => undefined);
+  }, UTTERANCES_BATCH_MAX);
   const queues = new Map<string, Promise<void>>();
   const inTurn = (callId: string, what: string, work: () => Promise<void>): Promise<void> => {
     const next = (queues.get(callId) ?? Promise.resolve()).then(work).catch((err) => deps.logger.error({ err, call_id: callId }, `media: could not store ${what}`));
@@ -38,7 +49,12 @@ export function storedRecords(deps: { db: Knex; events: EventBus; logger: Logger
     return next;
   };
   return {
-    utterance: (call, utterance) => inTurn(call.id, 'an utterance', () => storeUtterance(deps, call, utterance)),
+    utterance: (call, utterance) => {
+      const stored = utterances.submit(call.id, { call, utterance });
+      // Its failure is logged in the call's turn, which may come after it has failed.
+      stored.catch(() => undefined);
+      return inTurn(call.id, 'an utterance', () => stored);
+    },
     stats: (call, stats) => inTurn(call.id, 'what its room counted', () => addRoomStats(deps.db, call.id, stats)),
     ended: (callId) => inTurn(callId, 'that the transcript is ready', async () => void (await transcriptReady(deps, callId))),
   };

@@ -38,14 +38,14 @@ export const presentUtterance = (row: UtteranceRow): UtteranceOut => ({
 
 const UTTERANCE_COLUMNS = 'call_id, side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms';
 
-/**
- * Keeps one completed utterance of the call and tells the organization, in one statement (the utterance,
- * its event and the event's webhook deliveries; no transaction around it): these come every few seconds
- * from every side of every live call. Nothing when the call keeps no transcript.
- */
-export async function storeUtterance(deps: Pick<EventWriter, 'db' | 'events'>, call: CallRow, utterance: Utterance): Promise<void> {
-  if (!call.transcript) return;
-  const row: Omit<UtteranceRow, 'id'> = {
+/** A completed utterance of a call, with the call's row as its room had it when the utterance was handed over. */
+export interface CallUtterance {
+  call: CallRow;
+  utterance: Utterance;
+}
+
+function rowOf({ call, utterance }: CallUtterance): Omit<UtteranceRow, 'id'> {
+  return {
     call_id: call.id,
     side: utterance.speaker,
     speaker: nameOf(call, utterance.speaker) ?? utterance.speaker,
@@ -57,17 +57,38 @@ export async function storeUtterance(deps: Pick<EventWriter, 'db' | 'events'>, c
     ended_at: new Date(utterance.endedAt),
     offset_ms: Math.max(0, utterance.startedAt - call.created_at.getTime()),
   };
+}
+
+/**
+ * Keeps completed utterances of one call, in order, and tells the organization, in one statement (the
+ * utterances, their events and the events' webhook deliveries; no transaction around it): these come
+ * every few seconds from every side of every live call, and those of a call that waited while the one
+ * before them was being stored share a statement and its commit. Nothing for a call that keeps no transcript.
+ */
+export async function storeUtterances(deps: Pick<EventWriter, 'db' | 'events'>, utterances: readonly CallUtterance[]): Promise<void> {
+  const kept = utterances.filter(({ call }) => call.transcript);
+  if (!kept.length) return;
+  const callId = kept[0]!.call.id;
+  if (kept.some(({ call }) => call.id !== callId)) throw new Error('utterances stored together are of one call');
+  const rows = kept.map(rowOf);
   const stored = await insertAnnounced<UtteranceRow>(
     deps.db,
     {
-      with: { sql: 'keeping AS (SELECT id, org_id, mode FROM calls WHERE id = ? AND transcript)', values: [call.id] },
+      with: { sql: 'keeping AS (SELECT id, org_id, mode FROM calls WHERE id = ? AND transcript)', values: [callId] },
       insert: {
-        sql: `INSERT INTO call_utterances (org_id, mode, ${UTTERANCE_COLUMNS}) SELECT keeping.org_id, keeping.mode, keeping.id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM keeping RETURNING id, ${UTTERANCE_COLUMNS}`,
-        values: [row.side, row.speaker, row.language, row.text, row.translation_language, row.translation_text, row.started_at, row.ended_at, row.offset_ms],
+        sql: `INSERT INTO call_utterances (org_id, mode, ${UTTERANCE_COLUMNS})
+              SELECT keeping.org_id, keeping.mode, keeping.id, u.side, u.speaker, u.language, u.text, u.translation_language, u.translation_text, u.started_at, u.ended_at, u.offset_ms
+                FROM keeping, ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
+                       side text, speaker text, language text, text text, translation_language text, translation_text text,
+                       started_at timestamptz, ended_at timestamptz, offset_ms integer
+                     )) WITH ORDINALITY AS u(side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms, ord)
+               ORDER BY u.ord
+              RETURNING id, ${UTTERANCE_COLUMNS}`,
+        values: [JSON.stringify(rows.map(({ call_id: _, ...row }) => row))],
       },
       messages: false,
     },
-    [{ row, announce: (stored) => callEvent(call, 'call.utterance', { call_id: call.id, ...presentUtterance(stored) }), app: null }],
+    kept.map(({ call }, i) => ({ row: rows[i]!, announce: (row) => callEvent(call, 'call.utterance', { call_id: call.id, ...presentUtterance(row) }), app: null })),
   );
   for (const { event } of stored ?? []) deps.events.publish(event);
 }

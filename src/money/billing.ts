@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { isLive, type Payer } from '../auth/principal.js';
 import { errors } from '../errors.js';
 import { getOrganization, organizationTerms, rememberTerms, type OrganizationRow, type OrganizationTerms } from '../db/organizations.js';
-import { bookEntry } from './ledger.js';
+import { bookCallSeconds, bookEntry } from './ledger.js';
 import { balanceRunOut, fundedCallMs, voiceCostMicros } from './prices.js';
 
 /**
@@ -40,19 +40,8 @@ export async function callFunding(db: Knex, payer: Payer): Promise<CallFunding> 
  */
 export async function chargeCallSeconds(db: Knex, payer: Payer, callId: string, seconds: number): Promise<CallFunding> {
   if (!isLive(payer) || seconds <= 0) return callFunding(db, payer);
-  return db.transaction(async (trx) => {
-    const org = await getOrganization(trx, payer.orgId);
-    const after = await bookEntry(trx, {
-      orgId: payer.orgId,
-      mode: payer.mode,
-      kind: 'call',
-      quantity: seconds,
-      amountMicros: -voiceCostMicros(org, seconds),
-      reference: callId,
-      appId: null,
-    });
-    return fundingOf(after);
-  });
+  const terms = await organizationTerms(db, payer.orgId);
+  return fundingOf(await bookCallSeconds(db, payer.orgId, callId, seconds, -voiceCostMicros(terms, seconds)));
 }
 
 /**

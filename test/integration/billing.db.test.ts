@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Payer } from '../../src/auth/principal.js';
 import { reapDeadInstances } from '../../src/deployment/instances.js';
-import { release, reserve, settle, type Reservation } from '../../src/money/index.js';
+import { chargeCallSeconds, observeLedger, release, reserve, settle, type Reservation } from '../../src/money/index.js';
+import type { LedgerEntry } from '../../src/money/ledger.js';
 import { requestRefFor, runIdempotently, type IdempotentRequest } from '../../src/idempotency/idempotency.js';
 import type { OrganizationRow } from '../../src/organizations/organizations.js';
 import { organizationTerms } from '../../src/db/organizations.js';
@@ -99,6 +100,33 @@ describe(`reservations and the ledger (${backendName})`, () => {
     expect(await settleNow(live)).toEqual({ quantity: 90, costMicros: 900_000 });
     expect(await orgRow(invoiced.id)).toMatchObject({ balance_micros: null, held_micros: 0 });
     expect((await db()('ledger_entries').where({ org_id: invoiced.id })).map((row) => row.amount_micros)).toEqual([-900_000]);
+  });
+
+  it("charges a live call's seconds in one statement: the ledger row, the balance, the observer told; an invoiced balance is left alone", async () => {
+    const observed: LedgerEntry[] = [];
+    const serversOwn = db().userParams;
+    observeLedger(db(), (entry) => observed.push(entry));
+    const funded = await prepaid(0.001); // 1,000 micro-units
+    const invoiced = await prepaid(null);
+    try {
+      // 0.6 per minute is 10,000 micro-units a second: the balance pays for none after 1 s.
+      expect(await chargeCallSeconds(db(), funded.payer, 'call_a', 1)).toEqual({ runOut: true });
+      expect((await orgRow(funded.id)).balance_micros).toBe(1_000 - 10_000);
+      expect(await ledgerSum(funded.id)).toBe(1_000 - 10_000);
+      expect(await chargeCallSeconds(db(), invoiced.payer, 'call_b', 3)).toEqual({ runOut: false, fundedMs: null });
+      expect((await orgRow(invoiced.id)).balance_micros).toBeNull();
+      const rows = await db()('ledger_entries').whereIn('org_id', [funded.id, invoiced.id]).andWhere({ kind: 'call' }).orderBy('id');
+      expect(rows.map((row) => [row.reference, row.quantity, row.amount_micros])).toEqual([
+        ['call_a', 1, -10_000],
+        ['call_b', 3, -30_000],
+      ]);
+      const charges = observed.filter((entry) => entry.kind === 'call');
+      expect(charges.map(({ id, reference, kind, mode, created_at }) => ({ id, reference, kind, mode, created_at }))).toEqual(
+        rows.map(({ id, reference, kind, mode, created_at }) => ({ id, reference, kind, mode, created_at })),
+      );
+    } finally {
+      db().userParams = serversOwn;
+    }
   });
 
   it('releases the holds of instances that died, and keeps those of live ones', async () => {

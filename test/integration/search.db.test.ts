@@ -3,7 +3,7 @@
 // cursor pagination; the same SQL on PGlite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRow } from '../../src/calls/calls.js';
-import { storeUtterance } from '../../src/calls/transcripts.js';
+import { storeUtterances } from '../../src/calls/transcripts.js';
 import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 import { waitUntil } from '../support/waiting.js';
@@ -35,7 +35,7 @@ describe(`search (${backendName})`, () => {
   async function said(callId: string, speaker: 'agent' | 'customer', text: string, heard: string) {
     const call = (await t.server.app.db<CallRow>('calls').where({ id: callId }).first())!;
     const now = Date.now();
-    await storeUtterance(t.server.app, call, { speaker, language: speaker === 'agent' ? 'en' : 'fi', text, translation: { language: speaker === 'agent' ? 'fi' : 'en', text: heard }, startedAt: now - 1_000, endedAt: now });
+    await storeUtterances(t.server.app, [{ call, utterance: { speaker, language: speaker === 'agent' ? 'en' : 'fi', text, translation: { language: speaker === 'agent' ? 'fi' : 'en', text: heard }, startedAt: now - 1_000, endedAt: now } }]);
   }
 
   it('finds words in transcripts and chats, newest first, with the match marked; kind narrows; pages follow each other', async () => {

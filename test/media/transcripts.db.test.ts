@@ -3,6 +3,8 @@
 // call.utterance and call.transcript.ready arrive in order on the stream; erasure and retention.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
+import { storedRecords } from '../../src/app/mediaPorts.js';
+import { findCallById } from '../../src/calls/calls.js';
 import { announceOverdueTranscripts, TRANSCRIPT_READY_GRACE_MS } from '../../src/calls/transcripts.js';
 import { runHousekeeping } from '../../src/deployment/housekeeping.js';
 import { backendName } from '../support/databases.js';
@@ -271,6 +273,35 @@ describe(`call transcripts (${backendName})`, () => {
     await waitUntil(() => t.server.media.room(call.id) === undefined, 'the room closed');
     return call;
   }
+
+  it("a call's utterances handed over while its statement is in flight are stored together in the next, in order, each with its event", async () => {
+    const call = await calls.createCall(testKey, { customer_language: 'fi' });
+    const row = (await findCallById(t.server.app.db, call.id))!;
+    const records = storedRecords(t.server.app);
+    const inserts: string[] = [];
+    const counting = (query: { sql: string }) => void (query.sql.includes('INSERT INTO call_utterances') && inserts.push(query.sql));
+    t.server.app.db.on('query', counting);
+    const said = ['one', 'two', 'three', 'four', 'five'];
+    const now = Date.now();
+    try {
+      await Promise.all(
+        said.map((text, i) =>
+          records.utterance(row, { speaker: i % 2 ? 'customer' : 'agent', language: 'en', text, translation: { language: 'fi', text: `[fi] ${text}` }, startedAt: now + i, endedAt: now + i + 1 }),
+        ),
+      );
+    } finally {
+      t.server.app.db.off('query', counting);
+    }
+    // The first alone, the four that came while it was stored together.
+    expect(inserts).toHaveLength(2);
+    const stored = await t.server.app.db('call_utterances').where({ call_id: call.id }).orderBy('id');
+    expect(stored.map((u) => [u.text, u.side, u.translation_text, u.offset_ms >= 0])).toEqual(said.map((text, i) => [text, i % 2 ? 'customer' : 'agent', `[fi] ${text}`, true]));
+    const logged = await t.server.app.db('events').where({ call_id: call.id, type: 'call.utterance' }).orderBy('seq');
+    expect(logged.map((e) => [e.payload.data.id, e.payload.data.text])).toEqual(stored.map((u) => [Number(u.id), u.text]));
+    const streamed = () => testEvents.events.filter((e) => e.event === 'call.utterance' && e.data.data.call_id === call.id).map((e) => e.data.data.id);
+    await waitUntil(() => streamed().length === said.length, 'the utterances on the event stream');
+    expect(streamed()).toEqual(stored.map((u) => Number(u.id)));
+  });
 
   it('a call ended with no room open anywhere: call.transcript.ready at once, once, counting its utterances', async () => {
     const db = t.server.app.db;
