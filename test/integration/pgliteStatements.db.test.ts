@@ -4,7 +4,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteStatements } from '../../src/db/pgliteStatements.js';
-import { backendName } from '../support/databases.js';
+import { backendName, createTestDatabase } from '../support/databases.js';
 
 describe.skipIf(backendName !== 'pglite')('statements kept parsed on PGlite', () => {
   let pglite: PGlite;
@@ -15,7 +15,10 @@ describe.skipIf(backendName !== 'pglite')('statements kept parsed on PGlite', ()
     );
 
   beforeAll(async () => {
-    pglite = await PGlite.create();
+    // From the run's empty snapshot: an initdb of its own cost this file most of its CPU time.
+    const { memory } = await createTestDatabase();
+    if (typeof memory !== 'object' || !('snapshot' in memory)) throw new Error('expected an empty PGlite snapshot');
+    pglite = await PGlite.create({ loadDataDir: memory.snapshot });
     statements = new PgliteStatements(pglite, 3);
     await pglite.exec(`CREATE TABLE probe (id int PRIMARY KEY, note text, doc jsonb, at timestamptz, data bytea)`);
   });
