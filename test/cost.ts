@@ -36,7 +36,7 @@ try {
 rmSync(dir, { recursive: true, force: true });
 costs.sort((a, b) => b.cpuS - a.cpuS);
 const total = costs.reduce((sum, cost) => sum + cost.cpuS, 0);
-console.log(`\nCPU per test file (vitest worker and the processes it waited for), top ${Math.min(TOP, costs.length)} of ${costs.length}; all files ${total.toFixed(1)} s:`);
+console.log(`\nCPU per test file (vitest worker, the processes it waited for, and Chromium's), top ${Math.min(TOP, costs.length)} of ${costs.length}; all files ${total.toFixed(1)} s:`);
 console.log('| CPU s | wall s | project | database | file |\n|---:|---:|---|---|---|');
 for (const cost of costs.slice(0, TOP)) {
   console.log(`| ${cost.cpuS.toFixed(1)} | ${cost.wallS.toFixed(1)} | ${cost.project} | ${cost.database} | ${cost.file} |`);

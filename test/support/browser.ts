@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { seriousAxeViolations } from './pageChecks.js';
+import { childPids, closeCounted } from './processCpu.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -40,6 +41,7 @@ function disableFeaturesSwitch(): string {
  * action or a navigation instead of playwright's 30 s, for the reason PAGE_WAIT_MS gives.
  */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  const childrenBefore = process.env.TEST_COST_FILE ? new Set(childPids()) : null;
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -61,6 +63,12 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
     context.setDefaultTimeout(PAGE_WAIT_MS);
     return context;
   };
+  // What its processes cost, for test/support/costSetup.ts.
+  const [root] = childrenBefore ? childPids().filter((pid) => !childrenBefore.has(pid)) : [];
+  if (root !== undefined) {
+    const close = browser.close.bind(browser);
+    browser.close = (options) => closeCounted(root, () => close(options));
+  }
   return browser;
 }
 

@@ -1,19 +1,16 @@
 // With TEST_COST_FILE set (`npm run test:cost`), each test file's CPU time is appended to that file as a line
 // of JSON: the vitest worker's own time (PGlite's worker thread included) and that of the processes it
-// started and waited for (Chromium, child servers), read from /proc because Node reads no child's usage.
-// A PostgreSQL server's time is nobody's child here and is not counted.
-import { appendFileSync, readFileSync } from 'node:fs';
+// started and waited for (child servers, Chromium), read from /proc because Node reads no child's usage, and
+// that of Chromium's processes that no cutime receives (test/support/processCpu.ts). A PostgreSQL server's time
+// is nobody's child here and is not counted.
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll } from 'vitest';
-import { statFields, ticksToMs } from '../../bench/support/cpuTime.js';
+import { selfCpuMs, unreapedCpuMs } from './processCpu.js';
 
 const COST_FILE = process.env.TEST_COST_FILE;
 
-/** CPU milliseconds of this process and of the children it waited for (utime + stime + cutime + cstime). */
-function cpuMs(): number {
-  const fields = statFields(readFileSync('/proc/self/stat', 'utf8'));
-  return ticksToMs([11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0));
-}
+const cpuMs = () => selfCpuMs() + unreapedCpuMs();
 
 if (COST_FILE) {
   // Read as vitest runs this file before each test file, so the file's imports are counted too.
