@@ -2,7 +2,7 @@
 // at where its time and surviving memory went (--profile DIR), a V8 CPU profile and a sampling heap
 // profile of what survived the young generation. The collector's figures hardly depend on the machine's
 // load: they say what a change did even when timings are noisy.
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
@@ -67,7 +67,7 @@ export function traceGc(): () => GcFigures {
 /**
  * Starts a CPU profile and a sampling heap profile of what the young generation does not collect (what
  * is promoted, kept or collected later by a full collection); the returned function writes both into
- * `dir` as `<name>.cpuprofile` and `<name>.heapprofile` (open them in Chrome's DevTools).
+ * `dir` (made if missing) as `<name>.cpuprofile` and `<name>.heapprofile` (open them in Chrome's DevTools).
  */
 export async function startProfiles(dir: string, name: string): Promise<() => Promise<void>> {
   const session = new Session();
@@ -86,6 +86,7 @@ export async function startProfiles(dir: string, name: string): Promise<() => Pr
     const { profile: cpu } = await session.post('Profiler.stop');
     session.disconnect();
     const file = name.replace(/[^a-z0-9]+/gi, '-');
+    await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, `${file}.heapprofile`), JSON.stringify(heap));
     await writeFile(path.join(dir, `${file}.cpuprofile`), JSON.stringify(cpu));
   };
