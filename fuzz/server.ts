@@ -82,7 +82,6 @@ const START_GUARD_MS = 180_000;
 export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'fuzz-data-'));
   const database = options.postgresUrl ? await createDatabase(options.postgresUrl) : undefined;
-  const databaseUrl = database?.url;
   const adminToken = `fuzz_admin_${randomBytes(24).toString('hex')}`;
   // Only what the server needs: no engine settings leak in from the caller's environment.
   const env: Record<string, string> = {
@@ -100,7 +99,7 @@ export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzS
     FAILED_ATTEMPTS_PER_MINUTE: '1000000',
     RATE_LIMIT_PER_MINUTE: '1000000',
     // A throwaway key: the fuzzer's database is dropped afterwards.
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
+    ...(database ? { DATABASE_URL: database.url, SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
   };
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,
@@ -145,7 +144,7 @@ export async function startFuzzServer(options: FuzzServerOptions): Promise<FuzzS
   return {
     url: startup,
     adminToken,
-    backend: databaseUrl ? 'postgres' : 'pglite',
+    backend: database ? 'postgres' : 'pglite',
     exit: () => exit,
     stderrTail,
     stdoutTail,
