@@ -11,12 +11,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/freePort.js';
+import { buildServer } from '../test/support/serverBuild.js';
 import { startTwilioStandIn, type TwilioStandIn } from '../test/support/standins/twilioStandIn.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -71,21 +72,6 @@ interface Server {
 
 /** What the hooks dial: a number the stand-in Twilio fails (502). */
 const FAILING_NUMBER = '+15005550009';
-
-/**
- * The server built ahead of time (scripts/build.mjs, as `npm start` runs it), so the child loads JavaScript
- * instead of having tsx compile the whole server (about 3.5 s of CPU). Inside the project, where the build
- * finds node_modules and package.json as dist/ does; not dist/ itself, which the embedded tests rebuild.
- */
-async function buildServer(): Promise<string> {
-  const parent = path.join(ROOT, '.test-builds');
-  await mkdir(parent, { recursive: true });
-  const out = await mkdtemp(path.join(parent, 'contract-'));
-  const build = spawn(process.execPath, ['scripts/build.mjs', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  const { code } = await exited(build);
-  if (code !== 0) throw new Error(`scripts/build.mjs exited ${code}`);
-  return out;
-}
 
 async function startServer(build: string, tmp: string, adminToken: string, twilio: TwilioStandIn): Promise<Server> {
   const port = await freePort();
@@ -236,7 +222,9 @@ async function main(): Promise<number> {
   try {
     twilio = await startTwilioStandIn();
     twilio.fail.add(FAILING_NUMBER);
-    build = await buildServer();
+    // Built ahead, as `npm start` runs it: the child loads JavaScript instead of having tsx compile the whole
+    // server (about 3.5 s of CPU); not into dist/, which the embedded tests rebuild.
+    build = await buildServer('contract-');
     server = await startServer(build, tmp, adminToken, twilio);
     log(`server ready after ${((Date.now() - started) / 1000).toFixed(1)} s; running Dredd`);
     const dreddStarted = Date.now();

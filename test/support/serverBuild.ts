@@ -17,14 +17,23 @@ declare module 'vitest' {
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // Inside the project (git ignores it), so that the build finds node_modules and package.json as dist/ does.
+/**
+ * Builds the server (scripts/build.mjs, as `npm start` does) into a new directory named `<prefix>...` under
+ * .test-builds/: inside the project (git ignores it), so that the build finds node_modules and package.json as
+ * dist/ does. The caller removes it. Also the contract tests' server (contract-tests/run.ts).
+ */
+export async function buildServer(prefix: string): Promise<string> {
   const parent = path.join(root, '.test-builds');
   await mkdir(parent, { recursive: true });
-  const out = await mkdtemp(path.join(parent, 'run-'));
+  const out = await mkdtemp(path.join(parent, prefix));
   const build = spawn(process.execPath, ['scripts/build.mjs', out], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const [code] = await once(build, 'exit');
   if (code !== 0) throw new Error(`scripts/build.mjs exited ${code}`);
+  return out;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const out = await buildServer('run-');
   project.provide('serverBuild', out);
   return () => rm(out, { recursive: true, force: true });
 }
