@@ -53,6 +53,8 @@ export function observeLedger(db: Knex, observer: LedgerObserver): void {
   db.userParams = { ...db.userParams, [OBSERVER]: observer };
 }
 
+const observerOf = (db: Knex): LedgerObserver | undefined => db.userParams?.[OBSERVER] as LedgerObserver | undefined;
+
 /**
  * Tells the observer once the outermost transaction has committed. Its execution promise fulfils on
  * COMMIT and rejects on rollback (transactions here run as handlers, rolled back with their error).
@@ -61,7 +63,7 @@ function observeOnCommit(trx: Knex.Transaction, entry: LedgerEntry): void {
   // A savepoint's own promise fulfils when it is released, and it does not carry the user params.
   let outermost = trx;
   while (outermost.parentTransaction) outermost = outermost.parentTransaction;
-  const observer = outermost.userParams?.[OBSERVER] as LedgerObserver | undefined;
+  const observer = observerOf(outermost);
   if (!observer) return;
   outermost.executionPromise.then(
     () => observer(entry),
@@ -105,8 +107,8 @@ export async function insertLedgerEntry(
 }
 
 /**
- * Books an amount that needs no reservation (credits, call seconds) on a prepaid balance in the
- * caller's transaction: a ledger row and the balance change together. Test-mode rows and invoiced
+ * Books an amount that needs no reservation (credits; a live call's seconds go through bookCallSeconds)
+ * on a prepaid balance in the caller's transaction: a ledger row and the balance change together. Test-mode rows and invoiced
  * organizations leave the balance alone. Returns the organization as it is afterwards.
  */
 export async function bookEntry(trx: Knex.Transaction, entry: LedgerEntryInput): Promise<OrganizationRow> {
@@ -157,8 +159,7 @@ export async function bookCallSeconds(db: Knex, orgId: string, callId: string, s
   if (!row) throw errors.notFound('organization');
   const { entry_id: id, entry_created_at: createdAt, ...org } = row;
   // The statement has committed: the observer hears the entry now.
-  const observer = db.userParams?.[OBSERVER] as LedgerObserver | undefined;
-  observer?.({ id, org_id: orgId, mode: 'live', kind: 'call', quantity: seconds, amount_micros: amountMicros, reference: callId, request_ref: null, app_id: null, created_at: createdAt });
+  observerOf(db)?.({ id, org_id: orgId, mode: 'live', kind: 'call', quantity: seconds, amount_micros: amountMicros, reference: callId, request_ref: null, app_id: null, created_at: createdAt });
   return org;
 }
 
