@@ -97,6 +97,9 @@ function memory() {
   return { rss: m.rss, heap: m.heapUsed, external: m.external + m.arrayBuffers };
 }
 
+/** Bytes a phase's scavenges promoted per second of its measured window (--gc). */
+const promotedPerSecond = (r: PhaseResult) => r.gc!.promoted / (r.wallMs / 1_000);
+
 /** Phases profiled so far (each profile's file is numbered). */
 let profiled = 0;
 
@@ -347,7 +350,7 @@ async function main() {
     if (GC) {
       const collector = (r: PhaseResult) => {
         const gc = r.gc!;
-        return `${gc.major} full (${gc.majorMs.toFixed(0)} ms), ${gc.minor} young (${gc.minorMs.toFixed(0)} ms), ${(gc.promoted / 1024 / (r.wallMs / 1_000)).toFixed(0)} KiB/s promoted`;
+        return `${gc.major} full (${gc.majorMs.toFixed(0)} ms), ${gc.minor} young (${gc.minorMs.toFixed(0)} ms), ${(promotedPerSecond(r) / 1024).toFixed(0)} KiB/s promoted`;
       };
       console.log(
         `the server's collector, each repetition:\n` +
@@ -396,7 +399,7 @@ function printTable(results: PhaseResult[]) {
       ['GC young: collections / pause total', (r) => `${gc(r).minor} / ${ms(gc(r).minorMs)}`],
       ['GC full: collections / pause total', (r) => `${gc(r).major} / ${ms(gc(r).majorMs)}`],
       ['JS heap allocated per frame sent', (r) => `${(gc(r).allocated / Math.max(1, r.sent)).toFixed(0)} B`],
-      ['promoted to the old generation', (r) => `${kib(gc(r).promoted / (r.wallMs / 1_000))}/s`],
+      ['promoted to the old generation', (r) => `${kib(promotedPerSecond(r))}/s`],
     );
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
