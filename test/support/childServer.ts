@@ -7,7 +7,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { createTestDatabase } from './databases.js';
-import { freePort } from './freePort.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -23,25 +22,27 @@ export interface ChildServer {
  * log line, so the level is at least info); an exit before that fails at once.
  */
 export async function startChildServer(env: Record<string, string>): Promise<ChildServer> {
-  const port = await freePort();
   const child = spawn(process.execPath, [builtServer().entry], {
     cwd: root,
     // As test servers in process: Redis commands wait as long as the setting allows on a loaded machine.
-    env: { ...process.env, REDIS_COMMAND_TIMEOUT_MS: '60000', ...env, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
+    // Port 0, read back from the log line: a port chosen here and bound by the child later may be taken in
+    // between by any socket of the run (a client's connection takes its local port from the same range).
+    env: { ...process.env, REDIS_COMMAND_TIMEOUT_MS: '60000', ...env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     const read = (chunk: Buffer) => {
       output += chunk;
-      if (output.includes('"msg":"server listening"')) resolve();
+      const listening = output.split('\n').slice(0, -1).find((line) => line.includes('"msg":"server listening"'));
+      if (listening) resolve((JSON.parse(listening) as { url: string }).url);
     };
     child.stdout!.on('data', read);
     child.stderr!.on('data', read);
     void exited.then((code) => reject(new Error(`the server exited (${code}):\n${output}`)));
   });
-  return { process: child, url: `http://127.0.0.1:${port}`, exited, output: () => output };
+  return { process: child, url, exited, output: () => output };
 }
 
 /** The run's build of the server (test/support/serverBuild.ts): its entry and its contract as JSON. */
