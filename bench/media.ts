@@ -303,11 +303,15 @@ async function main() {
         { stream: streamUrl(server.url, call.customer), listen: listenUrl(server.url, call.agent) },
       ]);
       const dropped = listenerChunksDropped();
-      const result = await runPhase(name, CALLS, crossed, true, () => listenerChunksDropped() - dropped);
+      // How many statements stored them: the utterances of several calls share one (src/app/mediaPorts.ts).
+      let statements = 0;
+      const counting = (query: { sql: string }) => void (query.sql.includes('INSERT INTO call_utterances') && statements++);
+      server.app.db.on('query', counting);
+      const result = await runPhase(name, CALLS, crossed, true, () => listenerChunksDropped() - dropped).finally(() => server.app.db.off('query', counting));
       const stored = await server.app.db('call_utterances').whereIn('call_id', calls.map((call) => call.id)).count({ n: '*' });
       await endTestCalls(server.url, liveKey, calls);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      return { result, utterances: Number(stored[0]!.n) };
+      return { result, utterances: Number(stored[0]!.n), statements };
     };
     // The two live phases take turns, REPS times (which goes first alternating), so that a change of the
     // machine's load falls on both; each figure judged is the median over the repetitions.
@@ -340,7 +344,7 @@ async function main() {
     console.log(
       `\nlive calls, ${REPS} repetition(s): latency p95 through the server minus the bare relay's ${relayResult.latency?.p95.toFixed(1)} ms: ` +
         `median ${serverShareP95.toFixed(1)} ms (each: ${each(shares.map((s) => s.latency))}) (goal < 10 ms: ${verdict(serverShareP95 < 10)})\n` +
-        `transcripts: ${last.with.utterances} utterances stored per repetition; server CPU with them ${each(reps.map((r) => r.with.result.serverCpu))} %, ` +
+        `transcripts: ${last.with.utterances} utterances stored per repetition (the last in ${last.with.statements} statements); server CPU with them ${each(reps.map((r) => r.with.result.serverCpu))} %, ` +
         `without ${each(reps.map((r) => r.without.result.serverCpu))} %: median ${(storageShare * 100).toFixed(1)} % more (goal <= 10 %: ${verdict(storageShare <= 0.1)})` +
         (DB === 'postgres'
           ? `\n  with PostgreSQL's processes counted too: median ${(median(shares.map((s) => s.storageWithDb)) * 100).toFixed(1)} % more ` +

@@ -60,31 +60,29 @@ function rowOf({ call, utterance }: CallUtterance): Omit<UtteranceRow, 'id'> {
 }
 
 /**
- * Keeps completed utterances of one call, in order, and tells the organization, in one statement (the
+ * Keeps completed utterances, in order, and tells each call's organization, in one statement (the
  * utterances, their events and the events' webhook deliveries; no transaction around it): these come
- * every few seconds from every side of every live call, and those of a call that waited while the one
- * before them was being stored share a statement and its commit. Nothing for a call that keeps no transcript.
+ * every few seconds from every side of every live call, and those handed over while the statement before
+ * them was being stored, of whatever calls, share a statement and its commit. Nothing for a call that
+ * keeps no transcript (whether it keeps one is fixed when it is created, as are its organization and mode).
  */
 export async function storeUtterances(deps: Pick<EventWriter, 'db' | 'events'>, utterances: readonly CallUtterance[]): Promise<void> {
   const kept = utterances.filter(({ call }) => call.transcript);
   if (!kept.length) return;
-  const callId = kept[0]!.call.id;
-  if (kept.some(({ call }) => call.id !== callId)) throw new Error('utterances stored together are of one call');
   const rows = kept.map(rowOf);
   const stored = await insertAnnounced<UtteranceRow>(
     deps.db,
     {
-      with: { sql: 'keeping AS (SELECT id, org_id, mode FROM calls WHERE id = ? AND transcript)', values: [callId] },
       insert: {
         sql: `INSERT INTO call_utterances (org_id, mode, ${UTTERANCE_COLUMNS})
-              SELECT keeping.org_id, keeping.mode, keeping.id, u.side, u.speaker, u.language, u.text, u.translation_language, u.translation_text, u.started_at, u.ended_at, u.offset_ms
-                FROM keeping, ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
-                       side text, speaker text, language text, text text, translation_language text, translation_text text,
-                       started_at timestamptz, ended_at timestamptz, offset_ms integer
-                     )) WITH ORDINALITY AS u(side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms, ord)
+              SELECT u.org_id, u.mode, u.call_id, u.side, u.speaker, u.language, u.text, u.translation_language, u.translation_text, u.started_at, u.ended_at, u.offset_ms
+                FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
+                       org_id text, mode text, call_id text, side text, speaker text, language text, text text, translation_language text,
+                       translation_text text, started_at timestamptz, ended_at timestamptz, offset_ms integer
+                     )) WITH ORDINALITY AS u(org_id, mode, call_id, side, speaker, language, text, translation_language, translation_text, started_at, ended_at, offset_ms, ord)
                ORDER BY u.ord
               RETURNING id, ${UTTERANCE_COLUMNS}`,
-        values: [JSON.stringify(rows.map(({ call_id: _, ...row }) => row))],
+        values: [JSON.stringify(rows.map((row, i) => ({ org_id: kept[i]!.call.org_id, mode: kept[i]!.call.mode, ...row })))],
       },
       messages: false,
     },

@@ -13,12 +13,12 @@ export interface SqlPart {
 
 /**
  * An INSERT ... RETURNING * that stores rows, all or none, their ids ascending in the order they were
- * given, and the WITH clauses it reads from (`name AS (...)`, comma-separated): PostgreSQL allows
+ * given, and the WITH clauses it reads from, if any (`name AS (...)`, comma-separated): PostgreSQL allows
  * data-modifying WITH clauses only at the top of a statement. Their SQL takes a bounded number of
  * shapes, whatever the number of rows: each shape's statement is written once.
  */
 export interface AnnouncedInsert {
-  with: SqlPart;
+  with?: SqlPart;
   insert: SqlPart;
   /**
    * The rows are chat messages (the default): each event names its message (`events.message_id`), and
@@ -48,18 +48,23 @@ const EVENT_COLUMNS = 'id, org_id, mode, type, session_id, call_id, app_id, payl
 /**
  * The INSERT that queues events for every enabled endpoint of their organization and mode that wants
  * their type, due at once, returning the event id of each delivery. `events` is a relation of the
- * events with columns `id`, `type` and `created_at`; its placeholders come first, then the organization
- * and the mode. `onlyIf`, an SQL condition, lets the statement decide whether events are stored.
+ * events with columns `id`, `type`, `created_at`, `org_id` and `mode`. `onlyIf`, an SQL condition,
+ * lets the statement decide whether events are stored.
  */
 const deliveriesQueue = (events: string, onlyIf = 'true') =>
   `insert into webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
-     select e.id, ev.id, ev.type, ev.created_at, ev.created_at from webhook_endpoints e, ${events} ev
-      where e.org_id = ? and e.mode = ? and e.disabled_at is null
+     select e.id, ev.id, ev.type, ev.created_at, ev.created_at from ${events} ev
+       join webhook_endpoints e on e.org_id = ev.org_id and e.mode = ev.mode
+      where e.disabled_at is null
         and (ev.type = any(e.enabled_events) or '*' = any(e.enabled_events)) and ${onlyIf}
      returning event_id`;
 
+/** One event as the relation deliveriesQueue reads: its id, type, time, organization and mode, as placeholders in that order. */
+const ONE_EVENT =
+  '(select cast(? as text) as id, cast(? as text) as type, cast(? as timestamptz) as created_at, cast(? as text) as org_id, cast(? as text) as mode)';
+
 const storingEvent = statement<{ seq: number; webhook_deliveries: number }>(
-  `WITH queued AS (${deliveriesQueue('(select cast(? as text) as id, cast(? as text) as type, cast(? as timestamptz) as created_at)')})
+  `WITH queued AS (${deliveriesQueue(ONE_EVENT)})
    INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
    RETURNING seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries`,
 );
@@ -86,14 +91,20 @@ export async function insertEvent(db: Knex, event: EventRowValues): Promise<{ se
   return { seq: row!.seq, webhookDeliveries: row!.webhook_deliveries };
 }
 
-/** The events of an announced insert, one per row in the rows' order; they share all but their id, app, time and payload. */
+/** The events of an announced insert, one per row in the rows' order, all of one type. */
 export interface AnnouncingEvents {
-  orgId: string;
-  mode: 'live' | 'test';
   type: string;
-  sessionId: string | null;
-  callId: string | null;
-  each: ReadonlyArray<{ id: string; appId: string | null; createdAt: string; payloadHead: string; payloadTail: string }>;
+  each: ReadonlyArray<{
+    id: string;
+    orgId: string;
+    mode: 'live' | 'test';
+    sessionId: string | null;
+    callId: string | null;
+    appId: string | null;
+    createdAt: string;
+    payloadHead: string;
+    payloadTail: string;
+  }>;
 }
 
 export type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
@@ -101,19 +112,20 @@ const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
 
 /**
  * The statement that stores the rows, an event for each (its payload's `data.id` set to the row's id)
- * and the events' webhook deliveries, per shape of the change. One row (an utterance, most messages)
- * takes its event's fields as parameters; several take them as a JSON array, numbered to pair each
- * event with its row.
+ * and the events' webhook deliveries, per shape of the change. One row (most messages) takes its
+ * event's fields as parameters; several (a session's waiting messages, the utterances of every call
+ * that completed one meanwhile) take them as a JSON array, numbered to pair each event with its row.
  */
 function announcing(change: AnnouncedInsert, oneRow: boolean): Statement<AnnouncedRow> {
   const namesMessage = change.messages ?? true;
-  const shape = `${change.with.sql}\0${change.insert.sql}\0${namesMessage}\0${oneRow}`;
+  const withClauses = change.with ? `${change.with.sql}, ` : '';
+  const shape = `${withClauses}\0${change.insert.sql}\0${namesMessage}\0${oneRow}`;
   let written = announcingStatements.get(shape);
   if (written) return written;
   written = statement<AnnouncedRow>(
     oneRow
-      ? `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
-         queued AS (${deliveriesQueue('(SELECT CAST(? AS text) AS id, CAST(? AS text) AS type, CAST(? AS timestamptz) AS created_at)', 'exists (select 1 from stored)')}),
+      ? `WITH ${withClauses}stored AS (${change.insert.sql}),
+         queued AS (${deliveriesQueue(ONE_EVENT, 'exists (select 1 from stored)')}),
          announced AS (
            INSERT INTO events (${EVENT_COLUMNS})
            SELECT ?, ?, ?, ?, ?, ?, ?, CAST(CAST(? AS text) || stored.id || CAST(? AS text) AS json), NULL, ${namesMessage ? 'stored.id' : 'NULL'}
@@ -122,16 +134,18 @@ function announcing(change: AnnouncedInsert, oneRow: boolean): Statement<Announc
          )
          SELECT stored.*, announced.seq AS event_seq, CAST((SELECT count(*) FROM queued) AS int) AS webhook_deliveries
            FROM stored, announced`
-      : `WITH ${change.with.sql}, stored AS (${change.insert.sql}),
+      : `WITH ${withClauses}stored AS (${change.insert.sql}),
          numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM stored),
          given AS (
-           SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (id text, app_id text, created_at timestamptz, head text, tail text))
-             WITH ORDINALITY AS g(id, app_id, created_at, head, tail, ord)
+           SELECT * FROM ROWS FROM (json_to_recordset(CAST(? AS json)) AS (
+                    id text, org_id text, mode text, session_id text, call_id text, app_id text, created_at timestamptz, head text, tail text))
+             WITH ORDINALITY AS g(id, org_id, mode, session_id, call_id, app_id, created_at, head, tail, ord)
          ),
-         queued AS (${deliveriesQueue('(SELECT id, CAST(? AS text) AS type, created_at FROM given)', 'exists (select 1 from stored)')}),
+         queued AS (${deliveriesQueue('(SELECT id, CAST(? AS text) AS type, created_at, org_id, mode FROM given)', 'exists (select 1 from stored)')}),
          announced AS (
            INSERT INTO events (${EVENT_COLUMNS})
-           SELECT given.id, ?, ?, ?, ?, ?, given.app_id, CAST(given.head || numbered.id || given.tail AS json), NULL, ${namesMessage ? 'numbered.id' : 'NULL'}
+           SELECT given.id, given.org_id, given.mode, CAST(? AS text), given.session_id, given.call_id, given.app_id,
+                  CAST(given.head || numbered.id || given.tail AS json), NULL, ${namesMessage ? 'numbered.id' : 'NULL'}
              FROM numbered JOIN given USING (ord)
             ORDER BY ord
            RETURNING seq, id
@@ -151,12 +165,28 @@ function announcing(change: AnnouncedInsert, oneRow: boolean): Statement<Announc
  * with its event's sequence number and count of queued deliveries; none when the insert stored none.
  */
 export function insertRowsWithEvents(db: Knex, change: AnnouncedInsert, events: AnnouncingEvents): Promise<AnnouncedRow[]> {
-  const changeValues = [...change.with.values, ...change.insert.values];
-  const shared = [events.orgId, events.mode, events.type, events.sessionId, events.callId];
+  const changeValues = [...(change.with?.values ?? []), ...change.insert.values];
+  const { type } = events;
   if (events.each.length === 1) {
-    const [{ id, appId, createdAt, payloadHead, payloadTail }] = events.each as [AnnouncingEvents['each'][number]];
-    return announcing(change, true).rows(db, [...changeValues, id, events.type, createdAt, events.orgId, events.mode, id, ...shared, appId, payloadHead, payloadTail]);
+    const [e] = events.each as [AnnouncingEvents['each'][number]];
+    return announcing(change, true).rows(db, [
+      ...changeValues,
+      e.id, type, e.createdAt, e.orgId, e.mode,
+      e.id, e.orgId, e.mode, type, e.sessionId, e.callId, e.appId, e.payloadHead, e.payloadTail,
+    ]);
   }
-  const given = JSON.stringify(events.each.map(({ id, appId, createdAt, payloadHead, payloadTail }) => ({ id, app_id: appId, created_at: createdAt, head: payloadHead, tail: payloadTail })));
-  return announcing(change, false).rows(db, [...changeValues, given, events.type, events.orgId, events.mode, ...shared]);
+  const given = JSON.stringify(
+    events.each.map((e) => ({
+      id: e.id,
+      org_id: e.orgId,
+      mode: e.mode,
+      session_id: e.sessionId,
+      call_id: e.callId,
+      app_id: e.appId,
+      created_at: e.createdAt,
+      head: e.payloadHead,
+      tail: e.payloadTail,
+    })),
+  );
+  return announcing(change, false).rows(db, [...changeValues, given, type, type]);
 }

@@ -21,22 +21,46 @@ interface Waiting<Item, Result> {
  */
 export class KeyedBatches<Item, Result> {
   private readonly queues = new Map<string, Array<Waiting<Item, Result>>>();
+  /** Keys whose first batch is still gathering (only with `gatherMs`). */
+  private readonly gathering = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly run: (items: Item[]) => Promise<Result[]>,
     private readonly maxBatch: number,
+    /**
+     * How long an idle key's first item waits for others before its statement starts (default none).
+     * For work that comes from many sources at once and waits for no answer, where a statement costs
+     * much more than an item.
+     */
+    private readonly gatherMs = 0,
   ) {}
 
   submit(key: string, item: Item): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
+      const waiting = { item, resolve, reject };
       const queue = this.queues.get(key);
-      if (queue) return void queue.push({ item, resolve, reject });
-      this.queues.set(key, []);
-      void this.drain(key, [{ item, resolve, reject }]);
+      if (queue) {
+        queue.push(waiting);
+        if (queue.length >= this.maxBatch && this.gathering.has(key)) this.start(key);
+        return;
+      }
+      if (!this.gatherMs) {
+        this.queues.set(key, []);
+        return void this.drain(key, [waiting]);
+      }
+      this.queues.set(key, [waiting]);
+      this.gathering.set(key, setTimeout(() => this.start(key), this.gatherMs));
     });
   }
 
-  /** Runs `batch`, then what waited meanwhile, until the key has nothing waiting. */
+  /** The gathering of a key's first batch is over: it runs. */
+  private start(key: string): void {
+    clearTimeout(this.gathering.get(key));
+    this.gathering.delete(key);
+    void this.drain(key, this.queues.get(key)!.splice(0, this.maxBatch));
+  }
+
+  /** Runs `batch`, then what waited meanwhile (at once), until the key has nothing waiting. */
   private async drain(key: string, batch: Array<Waiting<Item, Result>>): Promise<void> {
     const queue = this.queues.get(key)!;
     for (;;) {

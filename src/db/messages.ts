@@ -18,7 +18,7 @@ export interface MessageValues {
   created_at: Date | string;
 }
 
-export function insertMessages(sessionId: string, messages: readonly MessageValues[]): AnnouncedInsert {
+export function insertMessages(sessionId: string, messages: readonly MessageValues[]): AnnouncedInsert & Required<Pick<AnnouncedInsert, 'with'>> {
   const lockOpenSession = messages.some((message) => message.sender === 'customer')
     ? `UPDATE sessions SET customer_last_seen_at = now() WHERE id = ? AND status = 'open' RETURNING id, org_id, mode`
     : `SELECT id, org_id, mode FROM sessions WHERE id = ? AND status = 'open' FOR UPDATE`;

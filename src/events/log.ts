@@ -129,18 +129,22 @@ export async function insertAnnounced<Row extends { id: number }>(
   prospective: ReadonlyArray<{ row: Omit<Row, 'id'>; announce: (row: Row) => NewEvent; app: string | null }>,
 ): Promise<Array<{ row: Row; event: BusEvent }> | undefined> {
   const ready = prospective.map(({ row, announce, app }) => readyToStore(announce({ ...row, id: ID_TO_FILL } as Row), app));
-  const { event } = ready[0]!;
-  const shared = (e: NewEvent) => [e.orgId, e.mode, e.type, e.sessionId ?? null, e.callId ?? null].join('\0');
-  if (ready.some((r) => shared(r.event) !== shared(event))) throw new Error('the events of one announced insert must share their organization, mode, type, session and call');
+  const { type } = ready[0]!.event;
+  if (ready.some((r) => r.event.type !== type)) throw new Error('the events of one announced insert must share their type');
   if (ready.some((r) => r.event.signal)) throw new Error('an announced insert stores no call signal');
   const aroundIds = ready.map(({ payloadJson }) => aroundId(payloadJson));
   const stored = await insertRowsWithEvents(db, change, {
-    orgId: event.orgId,
-    mode: event.mode,
-    type: event.type,
-    sessionId: event.sessionId ?? null,
-    callId: event.callId ?? null,
-    each: ready.map(({ payload }, i) => ({ id: payload.id, appId: payload.app_id ?? null, createdAt: payload.created_at, ...aroundIds[i]! })),
+    type,
+    each: ready.map(({ event, payload }, i) => ({
+      id: payload.id,
+      orgId: event.orgId,
+      mode: event.mode,
+      sessionId: event.sessionId ?? null,
+      callId: event.callId ?? null,
+      appId: payload.app_id ?? null,
+      createdAt: payload.created_at,
+      ...aroundIds[i]!,
+    })),
   });
   if (!stored.length) return undefined;
   if (stored.length !== ready.length) throw new Error(`an announced insert stored ${stored.length} of ${ready.length} rows`);

@@ -274,33 +274,47 @@ describe(`call transcripts (${backendName})`, () => {
     return call;
   }
 
-  it("a call's utterances handed over while its statement is in flight are stored together in the next, in order, each with its event", async () => {
-    const call = await calls.createCall(testKey, { customer_language: 'fi' });
-    const row = (await findCallById(t.server.app.db, call.id))!;
+  it("utterances of any calls completed together are stored in one statement, each call's in order, each with its event and its own webhooks", async () => {
+    const otherOrg = await t.createOrg();
+    const otherKey = (await t.createKey(otherOrg, 'test')).key;
+    // A test-mode call of the organization with a webhook endpoint (test mode), a live one of the same organization, a test-mode one of another.
+    const created = [await calls.createCall(testKey, { customer_language: 'fi' }), await calls.createCall(liveKey, { customer_language: 'fi' }), await calls.createCall(otherKey, { customer_language: 'fi' })];
+    const rows = await Promise.all(created.map(async (call) => (await findCallById(t.server.app.db, call.id))!));
     const records = storedRecords(t.server.app);
     const inserts: string[] = [];
     const counting = (query: { sql: string }) => void (query.sql.includes('INSERT INTO call_utterances') && inserts.push(query.sql));
     t.server.app.db.on('query', counting);
-    const said = ['one', 'two', 'three', 'four', 'five'];
+    const said = ['one', 'two', 'three', 'four', 'five', 'six', 'seven'];
+    const callOf = (i: number) => i % rows.length;
     const now = Date.now();
     try {
       await Promise.all(
         said.map((text, i) =>
-          records.utterance(row, { speaker: i % 2 ? 'customer' : 'agent', language: 'en', text, translation: { language: 'fi', text: `[fi] ${text}` }, startedAt: now + i, endedAt: now + i + 1 }),
+          records.utterance(rows[callOf(i)]!, { speaker: i % 2 ? 'customer' : 'agent', language: 'en', text, translation: { language: 'fi', text: `[fi] ${text}` }, startedAt: now + i, endedAt: now + i + 1 }),
         ),
       );
     } finally {
       t.server.app.db.off('query', counting);
     }
-    // The first alone, the four that came while it was stored together.
-    expect(inserts).toHaveLength(2);
-    const stored = await t.server.app.db('call_utterances').where({ call_id: call.id }).orderBy('id');
-    expect(stored.map((u) => [u.text, u.side, u.translation_text, u.offset_ms >= 0])).toEqual(said.map((text, i) => [text, i % 2 ? 'customer' : 'agent', `[fi] ${text}`, true]));
-    const logged = await t.server.app.db('events').where({ call_id: call.id, type: 'call.utterance' }).orderBy('seq');
-    expect(logged.map((e) => [e.payload.data.id, e.payload.data.text])).toEqual(stored.map((u) => [Number(u.id), u.text]));
-    const streamed = () => testEvents.events.filter((e) => e.event === 'call.utterance' && e.data.data.call_id === call.id).map((e) => e.data.data.id);
-    await waitUntil(() => streamed().length === said.length, 'the utterances on the event stream');
-    expect(streamed()).toEqual(stored.map((u) => Number(u.id)));
+    // Gathered together (the gathering time; what comes while a statement is in flight: test/unit/keyedBatches.test.ts).
+    expect(inserts).toHaveLength(1);
+    const db = t.server.app.db;
+    for (const [c, row] of rows.entries()) {
+      const mine = said.filter((_, i) => callOf(i) === c);
+      const stored = await db('call_utterances').where({ call_id: row.id }).orderBy('id');
+      expect(stored.map((u) => [u.text, u.org_id, u.mode, u.translation_text, u.offset_ms >= 0])).toEqual(mine.map((text) => [text, row.org_id, row.mode, `[fi] ${text}`, true]));
+      const logged = await db('events').where({ call_id: row.id, type: 'call.utterance' }).orderBy('seq');
+      expect(logged.map((e) => [e.org_id, e.mode, e.payload.livemode, e.payload.data.id, e.payload.data.text])).toEqual(
+        stored.map((u) => [row.org_id, row.mode, row.mode === 'live', Number(u.id), u.text]),
+      );
+      // Only the test-mode endpoint of the first organization wants them.
+      const deliveries = await db('webhook_deliveries').whereIn('event_id', logged.map((e) => e.id));
+      expect(deliveries.length).toBe(c === 0 ? logged.length : 0);
+    }
+    const streamed = () => testEvents.events.filter((e) => e.event === 'call.utterance' && e.data.data.call_id === rows[0]!.id).map((e) => e.data.data.id);
+    const first = await db('call_utterances').where({ call_id: rows[0]!.id }).orderBy('id');
+    await waitUntil(() => streamed().length === first.length, 'the first call\'s utterances on the event stream');
+    expect(streamed()).toEqual(first.map((u) => Number(u.id)));
   });
 
   it('a call ended with no room open anywhere: call.transcript.ready at once, once, counting its utterances', async () => {

@@ -1,5 +1,5 @@
 // Writes grouped per key while one of the key's batches is in flight (src/db/keyedBatches.ts).
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyedBatches } from '../../src/db/keyedBatches.js';
 
 /** A write whose batches finish only when the test says so: what it was asked, in order. */
@@ -39,6 +39,44 @@ describe('KeyedBatches', () => {
     expect(calls.at(-1)).toEqual(['e']);
     await finishOne();
     expect(await later).toBe('stored e');
+  });
+
+  describe('with a gathering time', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("holds an idle key's first item that long, for the others to join it; then what comes in flight goes next, at once", async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const { calls, write, finishOne } = gatedWrite();
+      const batches = new KeyedBatches(write, 10, 50);
+      const results = [batches.submit('all', 'a'), batches.submit('all', 'b')];
+      expect(calls).toEqual([]);
+      vi.advanceTimersByTime(49);
+      results.push(batches.submit('all', 'c'));
+      expect(calls).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(calls).toEqual([['a', 'b', 'c']]);
+      results.push(batches.submit('all', 'd'));
+      await finishOne();
+      expect(calls).toEqual([['a', 'b', 'c'], ['d']]);
+      await finishOne();
+      expect(await Promise.all(results)).toEqual(['stored a', 'stored b', 'stored c', 'stored d']);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('starts at once when a full batch has gathered', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const { calls, write, finishOne } = gatedWrite();
+      const batches = new KeyedBatches(write, 2, 50);
+      const results = [batches.submit('all', 'a'), batches.submit('all', 'b'), batches.submit('all', 'c')];
+      expect(calls).toEqual([['a', 'b']]);
+      expect(vi.getTimerCount()).toBe(0);
+      await finishOne();
+      expect(calls.at(-1)).toEqual(['c']);
+      await finishOne();
+      expect(await Promise.all(results)).toEqual(['stored a', 'stored b', 'stored c']);
+    });
   });
 
   it('keeps keys apart and batches at most maxBatch items', async () => {
