@@ -33,7 +33,8 @@ export class SideMixer {
   private readonly options: MixerOptions;
 
   constructor(
-    private readonly onMixed: (pcm: Buffer) => void,
+    /** The mixed voice, and when (the time of the push or tick that released it). */
+    private readonly onMixed: (pcm: Buffer, now: number) => void,
     options: Partial<MixerOptions> = {},
   ) {
     this.options = { ...MIXER_DEFAULTS, ...options };
@@ -58,7 +59,7 @@ export class SideMixer {
   remove(key: string, now: number): void {
     const source = this.sources.get(key);
     if (!source) return;
-    if (source.bytes) this.emit(source.bytes);
+    if (source.bytes) this.emit(source.bytes, now);
     this.sources.delete(key);
     this.drain(now);
   }
@@ -81,7 +82,7 @@ export class SideMixer {
     }
     if (!audio.length) return;
     if (this.sources.size === 1 && source.bytes === 0) {
-      this.onMixed(audio);
+      this.onMixed(audio, now);
       return;
     }
     source.parts.push(audio);
@@ -105,11 +106,11 @@ export class SideMixer {
     // and never leave any source more than maxSkewBytes ahead.
     let bytes = talkingMin === Infinity ? most : Math.max(talkingMin, most - this.options.maxSkewBytes);
     bytes -= bytes % 2;
-    if (bytes > 0) this.emit(bytes);
+    if (bytes > 0) this.emit(bytes, now);
   }
 
   /** Mixes the first `bytes` bytes of every source (a source holding less adds silence after its end). */
-  private emit(bytes: number): void {
+  private emit(bytes: number, now: number): void {
     const samples = bytes / 2;
     const sum = new Int32Array(samples);
     let contributors = 0;
@@ -124,7 +125,7 @@ export class SideMixer {
     }
     if (!contributors) return;
     if (contributors === 1 && only!.length === bytes) {
-      this.onMixed(only!);
+      this.onMixed(only!, now);
       return;
     }
     const out = Buffer.allocUnsafe(bytes);
@@ -132,7 +133,7 @@ export class SideMixer {
       const value = sum[i];
       out.writeInt16LE(value > 32767 ? 32767 : value < -32768 ? -32768 : value, i * 2);
     }
-    this.onMixed(out);
+    this.onMixed(out, now);
   }
 
   /** Removes up to `bytes` bytes from the front of a source's queue. */

@@ -122,9 +122,9 @@ export class Direction {
   /** Times the interpreter lost its upstream connection and had to reconnect (stats). */
   reconnects = 0;
 
-  /** The speaker's voice, all sources mixed. */
-  push(pcm: Buffer): void {
-    this.turns.push(pcm, this.host.now());
+  /** The speaker's voice, all sources mixed, at `now` (the media plane's clock). */
+  push(pcm: Buffer, now: number): void {
+    this.turns.push(pcm, now);
     if (this.host.echoes) {
       this.outputs.echo.push(pcm);
       return;

@@ -77,8 +77,8 @@ export class CallRoom implements DirectionHost {
     this.log = deps.logger.child({ call_id: call.id });
     this.echoes = deps.engines.interpretation(call.mode).kind === 'echo';
     this.mixers = {
-      agent: new SideMixer((pcm) => this.directions.agent.push(pcm)),
-      customer: new SideMixer((pcm) => this.directions.customer.push(pcm)),
+      agent: new SideMixer((pcm, now) => this.directions.agent.push(pcm, now)),
+      customer: new SideMixer((pcm, now) => this.directions.customer.push(pcm, now)),
     };
     this.billing = this.isLive
       ? new CallBilling({
