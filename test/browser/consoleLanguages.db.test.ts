@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendName } from '../support/databases.js';
 import { launchChromium, phonePageProblems, recordCspViolations } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
-import { englishWordsOn } from '../support/pageChecks.js';
+import { axeInEveryPage, englishWordsOn } from '../support/pageChecks.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
@@ -46,6 +46,7 @@ describe(`console in the reader's language in chromium (${backendName})`, () => 
   for (const language of ['es', 'ar']) {
     it(`shows every console page in ${language}`, async () => {
       const context = await browser.newContext({ ...PHONE, locale: language, extraHTTPHeaders: { 'Accept-Language': `${language};q=0.9, en;q=0.5` } });
+      await axeInEveryPage(context);
       const page = await context.newPage();
       const blocked = recordCspViolations(page);
       await page.goto(`${t.url}/console/sign-in`);

@@ -2,7 +2,7 @@
 // another language (the other person's own text aside), and no serious or critical axe-core violation.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { WORD_KEYS, translator } from '../../src/web/i18n/catalogue.js';
 
 const words = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).map((word) => word.toLowerCase());
@@ -41,6 +41,15 @@ export async function englishWordsOn(page: Page, language: string, othersText: s
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * axe-core in every document `context` loads, for a test that checks (nearly) every page it opens: the context
+ * gets its source once instead of each check sending it (half a megabyte over playwright's connection, parsed by
+ * node, the browser and the page): about 0.07 s less per page state checked, as much more per page not checked.
+ */
+export async function axeInEveryPage(context: BrowserContext): Promise<void> {
+  await context.addInitScript({ content: axeSource });
+}
 
 /**
  * axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA, best
