@@ -30,7 +30,7 @@ const UTTERANCES_BATCH_MAX = 64;
  * How long a completed utterance waits for others before its statement starts: a frame's time, the
  * same order as the statement's own. On the embedded database a statement costs about three times what
  * an utterance in it does (docs/performance.md), and 200 live calls complete about 150 a second, which 20 ms
- * gathers into statements of about four. The listener's caption is not held: it left when the turn ended.
+ * gathers into statements of five or six. The listener's caption is not held: it left when the turn ended.
  */
 const UTTERANCES_GATHER_MS = 20;
 /** All utterances go through one queue (../db/keyedBatches.ts): one statement in flight, whatever the call. */
