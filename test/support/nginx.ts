@@ -45,19 +45,33 @@ export async function nginxConfig(upstreams: string[], port: number, workDir: st
 export async function startNginx(upstreams: string[]): Promise<Nginx> {
   await requireNginx();
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'lia-nginx-'));
-  const port = await freePort();
+  // nginx cannot report a port the kernel chose, so it gets one that was free a moment ago: any socket of the
+  // run may take it meanwhile, and then nginx exits (EADDRINUSE) and starts again on another.
+  for (;;) {
+    const started = await startOn(await freePort(), upstreams, workDir);
+    if (started) return started;
+  }
+}
+
+/** nginx on `port`; null when the port was taken before nginx could bind it. */
+async function startOn(port: number, upstreams: string[], workDir: string): Promise<Nginx | null> {
   const file = path.join(workDir, 'nginx.conf');
+  const errorLog = path.join(workDir, 'error.log');
   await writeFile(file, await nginxConfig(upstreams, port, workDir));
-  const proc = spawn(NGINX_PATH, ['-e', path.join(workDir, 'error.log'), '-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  await rm(errorLog, { force: true });
+  const proc = spawn(NGINX_PATH, ['-e', errorLog, '-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  // Ready when it answers, failed when it exits: no deadline of its own (the test's timeout bounds a hang).
-  while (!(await fetch(`${url}/healthz`).then((res) => res.ok, () => false))) {
+  // Ready when nginx itself answers (a server that took the port would answer /healthz too, without nginx's
+  // Server header), failed when it exits: no deadline of its own (the test's timeout bounds a hang).
+  const answers = () => fetch(`${url}/healthz`).then((res) => res.ok && res.headers.get('server')?.startsWith('nginx') === true, () => false);
+  while (!(await answers())) {
     if (proc.exitCode !== null) {
-      proc.kill('SIGKILL');
-      throw new Error(`nginx did not start: ${stderr}${await readFile(path.join(workDir, 'error.log'), 'utf8').catch(() => '')}`);
+      const why = stderr + (await readFile(errorLog, 'utf8').catch(() => ''));
+      if (why.includes('Address already in use')) return null;
+      throw new Error(`nginx did not start: ${why}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
