@@ -7,6 +7,7 @@ import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './freePort.js';
+import { waitUntil } from './waiting.js';
 
 export const NGINX_PATH = process.env.NGINX_PATH || '/usr/sbin/nginx';
 const DEPLOYED = path.resolve(import.meta.dirname, '../../deploy/nginx.conf');
@@ -67,13 +68,12 @@ async function startOn(port: number, upstreams: string[], workDir: string): Prom
   // Ready when nginx itself answers (a server that took the port would answer /healthz too, without nginx's
   // Server header), failed when it exits: no deadline of its own (the test's timeout bounds a hang).
   const answers = () => fetch(`${url}/healthz`).then((res) => res.ok && res.headers.get('server')?.startsWith('nginx') === true, () => false);
-  while (!(await answers())) {
-    if (proc.exitCode !== null) {
-      const why = stderr + (await readFile(errorLog, 'utf8').catch(() => ''));
-      if (why.includes('Address already in use')) return null;
-      throw new Error(`nginx did not start: ${why}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  const ended = () => proc.exitCode !== null || proc.signalCode !== null;
+  await waitUntil(async () => ended() || (await answers()), `nginx answering on ${url}`);
+  if (ended()) {
+    const why = stderr + (await readFile(errorLog, 'utf8').catch(() => ''));
+    if (why.includes('Address already in use')) return null;
+    throw new Error(`nginx did not start: ${why}`);
   }
   return {
     url,
