@@ -91,21 +91,12 @@ export async function insertEvent(db: Knex, event: EventRowValues): Promise<{ se
   return { seq: row!.seq, webhookDeliveries: row!.webhook_deliveries };
 }
 
-/** The events of an announced insert, one per row in the rows' order, all of one type. */
-export interface AnnouncingEvents {
-  type: string;
-  each: ReadonlyArray<{
-    id: string;
-    orgId: string;
-    mode: 'live' | 'test';
-    sessionId: string | null;
-    callId: string | null;
-    appId: string | null;
-    createdAt: string;
-    payloadHead: string;
-    payloadTail: string;
-  }>;
-}
+/**
+ * An event of an announced insert: its row, with its payload split around `data.id` (the statement puts
+ * the stored row's id between the two). The events of one insert are one per row, in the rows' order, all
+ * of one type.
+ */
+export type AnnouncingEvent = EventRowValues & { payloadHead: string; payloadTail: string };
 
 export type AnnouncedRow = { id: number; event_seq: number; webhook_deliveries: number };
 const announcingStatements = new Map<string, Statement<AnnouncedRow>>();
@@ -164,11 +155,11 @@ function announcing(change: AnnouncedInsert, oneRow: boolean): Statement<Announc
  * and their deliveries are stored only when the insert stores the rows. The stored rows, in order, each
  * with its event's sequence number and count of queued deliveries; none when the insert stored none.
  */
-export function insertRowsWithEvents(db: Knex, change: AnnouncedInsert, events: AnnouncingEvents): Promise<AnnouncedRow[]> {
+export function insertRowsWithEvents(db: Knex, change: AnnouncedInsert, events: readonly AnnouncingEvent[]): Promise<AnnouncedRow[]> {
   const changeValues = [...(change.with?.values ?? []), ...change.insert.values];
-  const { type } = events;
-  if (events.each.length === 1) {
-    const [e] = events.each as [AnnouncingEvents['each'][number]];
+  const { type } = events[0]!;
+  if (events.length === 1) {
+    const [e] = events as [AnnouncingEvent];
     return announcing(change, true).rows(db, [
       ...changeValues,
       e.id, type, e.createdAt, e.orgId, e.mode,
@@ -176,7 +167,7 @@ export function insertRowsWithEvents(db: Knex, change: AnnouncedInsert, events: 
     ]);
   }
   const given = JSON.stringify(
-    events.each.map((e) => ({
+    events.map((e) => ({
       id: e.id,
       org_id: e.orgId,
       mode: e.mode,

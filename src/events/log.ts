@@ -133,19 +133,7 @@ export async function insertAnnounced<Row extends { id: number }>(
   if (ready.some((r) => r.event.type !== type)) throw new Error('the events of one announced insert must share their type');
   if (ready.some((r) => r.event.signal)) throw new Error('an announced insert stores no call signal');
   const aroundIds = ready.map(({ payloadJson }) => aroundId(payloadJson));
-  const stored = await insertRowsWithEvents(db, change, {
-    type,
-    each: ready.map(({ event, payload }, i) => ({
-      id: payload.id,
-      orgId: event.orgId,
-      mode: event.mode,
-      sessionId: event.sessionId ?? null,
-      callId: event.callId ?? null,
-      appId: payload.app_id ?? null,
-      createdAt: payload.created_at,
-      ...aroundIds[i]!,
-    })),
-  });
+  const stored = await insertRowsWithEvents(db, change, ready.map((r, i) => ({ ...rowOf(r), ...aroundIds[i]! })));
   if (!stored.length) return undefined;
   if (stored.length !== ready.length) throw new Error(`an announced insert stored ${stored.length} of ${ready.length} rows`);
   return stored.map(({ event_seq: seq, webhook_deliveries: deliveries, ...row }, i) => {
