@@ -108,8 +108,9 @@ export async function insertLedgerEntry(
 
 /**
  * Books an amount that needs no reservation (credits; a live call's seconds go through bookCallSeconds)
- * on a prepaid balance in the caller's transaction: a ledger row and the balance change together. Test-mode rows and invoiced
- * organizations leave the balance alone. Returns the organization as it is afterwards.
+ * on a prepaid balance in the caller's transaction: a ledger row and the balance change together.
+ * Test-mode rows and invoiced organizations leave the balance alone. Returns the organization as it is
+ * afterwards.
  */
 export async function bookEntry(trx: Knex.Transaction, entry: LedgerEntryInput): Promise<OrganizationRow> {
   const { inserted } = await insertLedgerEntry(trx, entry);
