@@ -29,11 +29,11 @@ const UTTERANCES_BATCH_MAX = 64;
 /**
  * How long a completed utterance waits for others before its statement starts. On the embedded database
  * a statement costs more than the rows in it (measured, CPU of every thread per utterance: 1.2 ms one to
- * a statement, 0.9 ms three, 0.5 ms eight, 0.4 ms thirty-two; docs/performance.md), and 200 live calls
- * complete about 130 a second: 20 ms gathered three to a statement and storing transcripts cost 15 % of
- * the calls' CPU, 100 ms gathers about thirteen. A tenth of a second is short beside a turn of speech
- * (seconds), and nothing is announced before it is stored (the event follows the commit), so what a
- * client was told is kept; the listener's caption is not held: it left when the turn ended.
+ * a statement, 0.9 ms three, 0.5 ms eight, 0.4 ms thirty-two; docs/performance.md); 200 live calls
+ * complete about 130 a second, which 20 ms gathered three to a statement and 100 ms about seven. A tenth
+ * of a second is short beside a turn of speech (seconds), and nothing is announced before it is stored
+ * (the event follows the commit), so what a client was told is kept; the listener's caption is not held:
+ * it left when the turn ended.
  */
 const UTTERANCES_GATHER_MS = 100;
 /** All utterances go through one queue (../db/keyedBatches.ts): one statement in flight, whatever the call. */
