@@ -39,6 +39,7 @@ import { connected, connectRedis, type RedisConnections } from '../deployment/re
 import { ConnectionSlots } from '../ratelimit/connectionSlots.js';
 import { LiveStreamGroups } from '../http/liveStreamGroups.js';
 import { deliverToGroup } from '../http/sse.js';
+import { giveHeapRoom } from './heapGrowth.js';
 import { resolveSecretsKey } from '../secrets/key.js';
 import { sealPlaintextTokens } from '../telephony/connectors.js';
 import { hangUpPhonesWhenCallsEnd } from '../calls/phoneLegs.js';
@@ -82,6 +83,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  giveHeapRoom();
   const logger = options.logger ?? loggerFor(config);
   const database: Database = await openDatabase({
     databaseUrl: config.databaseUrl,
