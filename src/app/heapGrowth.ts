@@ -12,7 +12,7 @@
 // (docs/performance.md has the figures of each).
 import v8 from 'node:v8';
 
-export const HEAP_GROWING_PERCENT = 200;
+const HEAP_GROWING_PERCENT = 200;
 
 /** V8 reads the setting whenever it sizes a heap after a full collection: it holds for every isolate of the process from then on. */
 export function giveHeapRoom(): void {
