@@ -82,7 +82,9 @@ export class StreamSocket {
   send(pcm: Uint8Array): void {
     if (pcm.byteLength % 2) throw new RangeError('PCM16 needs whole 16-bit samples (an even number of bytes)');
     for (let at = 0; at < pcm.byteLength; at += MAX_FRAME_BYTES) {
-      this.socket.send(pcm.subarray(at, Math.min(at + MAX_FRAME_BYTES, pcm.byteLength)));
+      // slice, not subarray: a WebSocket sends only views on a plain ArrayBuffer (a browser refuses one on a
+      // SharedArrayBuffer), and the copy leaves the caller free to reuse its buffer while the frame waits.
+      this.socket.send(pcm.slice(at, Math.min(at + MAX_FRAME_BYTES, pcm.byteLength)));
     }
   }
 
