@@ -17,7 +17,7 @@ import { TRANSPORTS } from '../calls/media/transports/index.js';
 import type { AppContext } from '../http/context.js';
 import { bootstrap } from './bootstrap.js';
 import type { Config } from '../config.js';
-import { openDatabase, type Database, type MemoryDatabase } from '../db/database.js';
+import { openDatabase, type Database, type MemoryDatabase, type StatementsThreads } from '../db/database.js';
 import { createEngineRegistry } from '../engines/registry.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { LocalEventBus } from '../events/bus.js';
@@ -74,6 +74,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Tests: in-memory PGlite instead of DATA_DIR, empty or from a snapshot. */
   memoryDatabase?: MemoryDatabase;
+  /** Tests: PostgreSQL's statements threads lent from server to server (src/db/database.ts). */
+  statementsThreads?: StatementsThreads;
   /** Media plane settings (the billing interval, the clock). */
   media?: MediaPlaneOptions;
   /** The media transports to start; default: the list in src/calls/media/transports/index.ts (tests add their own). */
@@ -89,6 +91,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     memory: options.memoryDatabase,
+    statementsThreads: options.statementsThreads,
     timeouts: config.databaseTimeouts,
     logger,
     onLost: options.onDatabaseLost,

@@ -14,6 +14,7 @@ import { ConnectionGate, type Leave } from './connectionGate.js';
 import { lockDataDir } from './dataDirLock.js';
 import { isStalePlan } from './errors.js';
 import type { PgliteWorkerData } from './pgliteProtocol.js';
+import type { PgStatementsWorkerData } from './pgStatementsProtocol.js';
 import { PgliteThread } from './pgliteThread.js';
 import { PgStatementsThread } from './pgStatementsThread.js';
 import { driverOptions, forgetPreparedStatement } from './prepared.js';
@@ -247,7 +248,23 @@ export interface OpenDatabaseOptions {
    * server exits on it (src/main.ts); without it the failure is only logged.
    */
   onLost?: (error: Error) => void;
+  /** PostgreSQL: where the statements thread comes from; default, started with the database and closed with it. */
+  statementsThreads?: StatementsThreads;
 }
+
+/**
+ * Where a PostgreSQL database's statements thread comes from. A server starts one and closes it with the
+ * database; tests, which start a server for nearly every file, lend a worker's threads from server to
+ * server instead (test/support/databases.ts): a thread's start costs about 0.2 s of CPU (its isolate and
+ * node-postgres), 0.3 s under tsx.
+ */
+export interface StatementsThreads {
+  take(data: PgStatementsWorkerData): PgStatementsThread;
+  /** The database is closing: the thread is no longer this server's. */
+  release(thread: PgStatementsThread): Promise<void>;
+}
+
+const ownThread: StatementsThreads = { take: (data) => new PgStatementsThread(data), release: (thread) => thread.close() };
 
 /**
  * `true`: an empty in-memory PGlite. `snapshot`: one that starts from a data directory saved with
@@ -270,7 +287,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   return openPglite({ loadDataDir }, opts);
 }
 
-type Settings = Pick<OpenDatabaseOptions, 'timeouts' | 'logger' | 'onLost'>;
+type Settings = Pick<OpenDatabaseOptions, 'timeouts' | 'logger' | 'onLost' | 'statementsThreads'>;
 
 const logEntry = (message: unknown) => (message instanceof Error ? { err: message } : { database: message });
 
@@ -304,9 +321,9 @@ const WORKER_POOL_SIZE = 4;
 /** How the worker's connections show in pg_stat_activity (unless DATABASE_URL names an application). */
 export const WORKER_APPLICATION_NAME = 'live-interpretation-api worker';
 
-async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings): Promise<Database> {
+async function openPostgres(databaseUrl: string, { timeouts, logger, statementsThreads = ownThread }: Settings): Promise<Database> {
   const connection = { connectionString: databaseUrl, keepAlive: true, ...pgTimeouts(timeouts) };
-  const statementsThread = new PgStatementsThread({ connection: { ...connection, application_name: WORKER_APPLICATION_NAME }, poolSize: WORKER_POOL_SIZE });
+  const statementsThread = statementsThreads.take({ connection: { ...connection, application_name: WORKER_APPLICATION_NAME }, poolSize: WORKER_POOL_SIZE });
   const knex = createKnex({
     log: knexLog(logger),
     client: PostgresClient,
@@ -323,7 +340,7 @@ async function openPostgres(databaseUrl: string, { timeouts, logger }: Settings)
     acquireConnectionTimeout: timeouts?.acquireMs,
   } as PostgresConfig);
   const close = async () => {
-    await statementsThread.close();
+    await statementsThreads.release(statementsThread);
     await knex.destroy();
   };
   return { knex, kind: 'postgres', close };

@@ -1,7 +1,10 @@
 // The tests' lent databases (test/support/databases.ts): a database a server gave back is lent to the next
 // server of the worker as the migrated snapshot left it, with no row of the earlier server's and every
-// sequence at its start. Each test file relies on it; here it is checked directly.
+// sequence at its start; on PostgreSQL with the earlier server's statements thread, still connected. Each
+// test file relies on it; here it is checked directly.
 import { afterEach, describe, expect, it } from 'vitest';
+import { WORKER_APPLICATION_NAME } from '../../src/db/database.js';
+import { backendName } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 describe('a database given back and lent again', () => {
@@ -24,6 +27,12 @@ describe('a database given back and lent again', () => {
     return filled;
   };
 
+  /** The backends of the statements thread's connections (PostgreSQL). */
+  const threadBackends = async () =>
+    (await db().raw('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ? ORDER BY pid', [WORKER_APPLICATION_NAME])).rows.map(
+      (row: { pid: number }) => row.pid,
+    );
+
   it('has no row of the server before and its sequences at their start', async () => {
     server = await startTestServer();
     const name = await databaseName();
@@ -39,6 +48,8 @@ describe('a database given back and lent again', () => {
     expect(await tablesWithRows()).toEqual(expect.arrayContaining(['organizations', 'api_keys', 'ledger_entries', 'sessions', 'messages', 'events']));
     expect(await usedSequences()).toEqual(expect.arrayContaining(['ledger_entries_id_seq', 'messages_id_seq', 'events_seq_seq']));
     const earlierInstances = await db()('instances').pluck('id');
+    const lentBackends = backendName === 'postgres' ? await threadBackends() : [];
+    if (backendName === 'postgres') expect(lentBackends.length).toBeGreaterThan(0);
     await server.stop();
 
     server = await startTestServer();
@@ -51,6 +62,7 @@ describe('a database given back and lent again', () => {
     const instances = await db()('instances').pluck('id');
     expect(instances).toHaveLength(1);
     expect(earlierInstances).not.toContain(instances[0]);
+    if (backendName === 'postgres') expect(await threadBackends()).toEqual(expect.arrayContaining(lentBackends));
     expect(await usedSequences()).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 import { openAsBlob } from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { EmbeddedLease, MemoryDatabase } from '../../src/db/database.js';
+import { WORKER_APPLICATION_NAME, type EmbeddedLease, type MemoryDatabase, type StatementsThreads } from '../../src/db/database.js';
 import { PgliteThread } from '../../src/db/pgliteThread.js';
+import { PgStatementsThread } from '../../src/db/pgStatementsThread.js';
 import { runAdmin, runDatabaseName, withDatabase } from './migratedDatabase.js';
 
 /** Which backend the database tests run on; set TEST_DATABASE_URL for PostgreSQL. */
@@ -58,21 +59,57 @@ async function leaseMigratedPostgres(adminUrl: string): Promise<TestDatabase> {
   const databaseUrl = withDatabase(adminUrl, name);
   migratedFingerprint ??= withClient(databaseUrl, schemaFingerprint);
   const leased = name;
+  idleThreads.set(databaseUrl, idleThreads.get(databaseUrl) ?? new Map());
   return {
     databaseUrl,
     memory: false,
     async drop() {
       // A database whose tables a test changed, or that cannot be emptied, is not lent again.
-      if (await emptiedPostgres(adminUrl, databaseUrl, leased, await migratedFingerprint!)) idle.push(leased);
-      else await dropDatabase(adminUrl, leased);
+      if (await emptiedPostgres(adminUrl, databaseUrl, leased, await migratedFingerprint!)) return void idle.push(leased);
+      await Promise.all([...idleThreads.get(databaseUrl)!.values()].flat().map((thread) => thread.close()));
+      idleThreads.delete(databaseUrl);
+      await dropDatabase(adminUrl, leased);
     },
   };
 }
 
-/** Back to the template's state: nobody connected (a server a test killed may have left some), no rows, sequences at their start. */
+/**
+ * The statements threads of servers on lent PostgreSQL databases (src/db/database.ts), kept open, connected,
+ * while their database waits for its next server: by database, then by the thread's settings (a test may set
+ * other timeouts). A thread for an address that is not a lent database (a proxy a test puts in between) is
+ * the server's own, as outside tests.
+ */
+const idleThreads = new Map<string, Map<string, PgStatementsThread[]>>();
+const lentThreads = new WeakMap<PgStatementsThread, { databaseUrl: string; settings: string }>();
+
+export const lentStatementsThreads: StatementsThreads = {
+  take(data) {
+    const databaseUrl = data.connection.connectionString;
+    const threads = idleThreads.get(databaseUrl);
+    if (!threads) return new PgStatementsThread(data);
+    const settings = JSON.stringify(data);
+    const thread = threads.get(settings)?.pop() ?? new PgStatementsThread(data);
+    lentThreads.set(thread, { databaseUrl, settings });
+    return thread;
+  },
+  async release(thread) {
+    const lent = lentThreads.get(thread);
+    const threads = lent && idleThreads.get(lent.databaseUrl);
+    if (!lent || !threads || !thread.running) return thread.close();
+    threads.set(lent.settings, [...(threads.get(lent.settings) ?? []), thread]);
+  },
+};
+
+/**
+ * Back to the template's state: nobody connected but the lent statements threads (a server a test killed may
+ * have left connections), no rows, sequences at their start.
+ */
 async function emptiedPostgres(adminUrl: string, databaseUrl: string, name: string, fingerprint: string): Promise<boolean> {
   try {
-    await runAdmin(adminUrl, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+    await runAdmin(
+      adminUrl,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid() AND application_name <> '${WORKER_APPLICATION_NAME}'`,
+    );
     return await withClient(databaseUrl, async (query) => {
       if ((await schemaFingerprint(query)) !== fingerprint) return false;
       await emptyTables(query);

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { loggerFor } from '../../src/observability/logger.js';
 import type { paths } from '../../src/generated/api.js';
 import { startServer, type RunningServer } from '../../src/app/server.js';
-import { createTestDatabase } from './databases.js';
+import { createTestDatabase, lentStatementsThreads } from './databases.js';
 
 // Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.
 export const TEST_ADMIN_TOKEN = 'adm_test_loCgBylK8cKnlstx9M8yFf4fA3OuDrsRuwaMJ2Ka';
@@ -63,6 +63,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const server = await startServer(config, {
     logger: loggerFor({ ...config, logLevel: options.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'silent' }, options.logDestination),
     memoryDatabase: database.memory,
+    statementsThreads: lentStatementsThreads,
     transports: options.transports,
   });
   const client = (key?: string) =>
