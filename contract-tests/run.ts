@@ -16,7 +16,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../test/support/freePort.js';
 import { buildServer } from '../test/support/serverBuild.js';
 import { startTwilioStandIn, type TwilioStandIn } from '../test/support/standins/twilioStandIn.js';
 
@@ -74,17 +73,16 @@ interface Server {
 const FAILING_NUMBER = '+15005550009';
 
 async function startServer(build: string, tmp: string, adminToken: string, twilio: TwilioStandIn): Promise<Server> {
-  const port = await freePort();
-  const audioSocketPort = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...env };
   // A fresh embedded database, whatever the caller's environment points at.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL']) delete childEnv[name];
   Object.assign(childEnv, {
-    PORT: String(port),
+    // Port 0: the server binds a free port and names it (a port picked here could be taken before it binds).
+    PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: path.join(tmp, 'data'),
     ADMIN_TOKEN: adminToken,
-    AUDIOSOCKET_PORT: String(audioSocketPort),
+    AUDIOSOCKET_PORT: '0',
     VALIDATE_RESPONSES: 'true',
     // The hooks give each transaction its own client address (X-Forwarded-For), so the 401s and
     // 404s they provoke do not add up to one address's failed-attempt limit.
@@ -100,17 +98,16 @@ async function startServer(build: string, tmp: string, adminToken: string, twili
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
-  const url = `http://127.0.0.1:${port}`;
   const problems: string[] = [];
   let tail: string[] = [];
-  // Resolves at the server's "server listening" line; rejects if it exits before.
-  const listening = new Promise<void>((resolve, reject) => {
+  // Resolves with the address in the server's "server listening" line; rejects if it exits before.
+  const listening = new Promise<string>((resolve, reject) => {
     child.once('exit', (code, signal) => reject(new Error(`server exited early (${code ?? signal}):\n${tail.join('\n')}`)));
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => {
         logStream.write(line + '\n');
         tail = [...tail.slice(-39), line];
-        if (line.includes('"msg":"server listening"')) resolve();
+        if (line.includes('"msg":"server listening"')) resolve((JSON.parse(line) as { url: string }).url);
         // pino levels: 40 warn, 50 error, 60 fatal. Keep them for the end of the run.
         const level = /"level":(\d+)/.exec(line);
         if ((level && Number(level[1]) >= 40) || (!level && line.trim() && !line.startsWith('{'))) {
@@ -121,8 +118,9 @@ async function startServer(build: string, tmp: string, adminToken: string, twili
   });
   child.once('exit', () => logStream.end());
 
-  log(`starting server on ${url} (DATA_DIR ${childEnv.DATA_DIR})`);
-  await listening;
+  log(`starting server (DATA_DIR ${childEnv.DATA_DIR})`);
+  const url = await listening;
+  log(`server listening on ${url}`);
   const health = await fetch(`${url}/healthz`);
   if (health.status !== 200) throw new Error(`server listens but answered /healthz with ${health.status}:\n${tail.join('\n')}`);
   return { child, url, problems };
