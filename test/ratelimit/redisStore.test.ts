@@ -64,23 +64,36 @@ describe('RedisRateLimitStore', () => {
   it('stores one sorted-set member per accepted hit and expires idle keys', async () => {
     const prefix = `${PREFIX}ttl:`;
     const s = new RedisRateLimitStore(client, prefix);
+    await s.hit('k', 2, W);
+    await s.hit('k', 2, W); // same millisecond, likely: members must still be unique
+    await s.hit('k', 2, W); // rejected, not stored
+    expect(await client.zcard(`${prefix}k`)).toBe(2);
+    // On Redis's own clock the key lives exactly until its newest hit leaves the window.
+    const ttl = await client.pttl(`${prefix}k`);
+    expect(ttl).toBeGreaterThan(W - 5000);
+    expect(ttl).toBeLessThanOrEqual(W);
+
+    // Expiry is real Redis time; check it actually goes away with a short window.
+    await s.hit('short', 5, 50);
+    await waitUntil(async () => (await client.exists(`${prefix}short`)) === 0, 'the 50 ms key expires');
+  });
+
+  it("on a caller's clock, keeps a key a window longer than its newest hit needs, and a rejected hit does not extend it", async () => {
+    const prefix = `${PREFIX}callerClock:`;
+    const s = new RedisRateLimitStore(client, prefix);
     await s.hit('k', 2, W, T0);
     await s.hit('k', 2, W, T0); // same timestamp: members must still be unique
     await s.hit('k', 2, W, T0 + 1); // rejected, not stored
     expect(await client.zcard(`${prefix}k`)).toBe(2);
     const ttl = await client.pttl(`${prefix}k`);
-    expect(ttl).toBeGreaterThan(W - 5000);
-    expect(ttl).toBeLessThanOrEqual(W);
+    expect(ttl).toBeGreaterThan(2 * W - 5000);
+    expect(ttl).toBeLessThanOrEqual(2 * W);
 
-    // A rejected hit 30 s later does not extend the key's life past its newest hit + window.
+    // A rejected hit 30 s later does not extend the key's life past its newest hit + window (+ the window's slack).
     await s.hit('k', 2, W, T0 + 30_000);
     const ttl2 = await client.pttl(`${prefix}k`);
-    expect(ttl2).toBeGreaterThan(30_000 - 5000);
-    expect(ttl2).toBeLessThanOrEqual(30_000);
-
-    // Expiry is real Redis time; check it actually goes away with a short window.
-    await s.hit('short', 5, 50, Date.now());
-    await waitUntil(async () => (await client.exists(`${prefix}short`)) === 0, 'the 50 ms key expires');
+    expect(ttl2).toBeGreaterThan(W + 30_000 - 5000);
+    expect(ttl2).toBeLessThanOrEqual(W + 30_000);
   });
 
   it('close() leaves a caller-owned client open, and quits it when asked to', async () => {
