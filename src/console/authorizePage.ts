@@ -25,7 +25,7 @@ import {
 import { issuerOf } from '../oauth/metadata.js';
 
 
-const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), 'oauth');
+const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '../web/oauth');
 const AUTHORIZE_PATH = '/oauth2/authorize';
 const FORWARDED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
 

@@ -1,10 +1,11 @@
 // The OAuth consent page (GET /oauth2/authorize) and its error page in chromium, on a phone and a
-// desktop screen: axe-core finds no serious or critical violation, and nothing is wider than the screen.
+// desktop screen: axe-core finds no serious or critical violation, nothing is wider than the screen, and every
+// stylesheet it links arrives.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, PAGE_WAIT_MS } from '../support/browser.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
-import { seriousAxeViolations } from '../support/pageChecks.js';
+import { missingAssets, seriousAxeViolations } from '../support/pageChecks.js';
 import { startTestServer, TEST_ADMIN_TOKEN, type TestServer } from '../support/testServer.js';
 
 const REDIRECT = 'https://helpdesk.example.com/oauth/callback';
@@ -39,6 +40,7 @@ describe('the OAuth consent page in chromium', () => {
     it(`at ${viewport.width} px, ${colorScheme}: the consent page and its error page pass axe-core and fit the screen`, async () => {
       const context = await browser.newContext({ viewport, colorScheme });
       const page = await context.newPage();
+      const missing = missingAssets(page);
       const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'account:read events:read', state: 's1' });
       await page.goto(`${t.url}/oauth2/authorize?${query}`);
       await page.getByLabel('Email').fill(EMAIL);
@@ -52,6 +54,7 @@ describe('the OAuth consent page in chromium', () => {
       await page.goto(`${t.url}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'app_unknown', redirect_uri: REDIRECT })}`);
       await page.getByRole('heading', { level: 1 }).waitFor({ timeout: PAGE_WAIT_MS });
       expect(await seriousAxeViolations(page)).toEqual([]);
+      expect(missing).toEqual([]);
       await context.close();
     });
   }

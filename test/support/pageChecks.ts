@@ -89,3 +89,20 @@ export function axeOncePerLayout(): (page: Page, state: string) => Promise<strin
     return seriousAxeViolations(page);
   };
 }
+
+/**
+ * The stylesheets, scripts, images and fonts `page` asks for from now on that do not arrive (an answer of 400 or
+ * more, or no answer), as `status url` lines: a page whose stylesheet is missing still passes axe-core and fits the
+ * screen, unstyled.
+ */
+export function missingAssets(page: Page): string[] {
+  const missing: string[] = [];
+  const isAsset = (type: string) => ['stylesheet', 'script', 'image', 'font'].includes(type);
+  page.on('response', (response) => {
+    if (isAsset(response.request().resourceType()) && response.status() >= 400) missing.push(`${response.status()} ${response.url()}`);
+  });
+  page.on('requestfailed', (request) => {
+    if (isAsset(request.resourceType())) missing.push(`failed ${request.url()}`);
+  });
+  return missing;
+}
