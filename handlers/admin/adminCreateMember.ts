@@ -3,5 +3,5 @@ import { createMember } from '../../src/members/members.js';
 
 export default defineHandler<'adminCreateMember'>(async ({ app, params, body }) => ({
   status: 201,
-  body: await createMember(app.db, params.org_id, body),
+  body: await createMember(app, params.org_id, body),
 }));

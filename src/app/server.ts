@@ -32,6 +32,7 @@ import { startPeriodicJobs } from '../deployment/housekeeping.js';
 import { WebhookWorker } from '../webhooks/worker.js';
 import { FailedAttempts } from '../ratelimit/failedAttempts.js';
 import { SignInThrottle } from '../ratelimit/signInThrottle.js';
+import { argon2idPasswords, type Passwords } from '../members/passwords.js';
 import { FallbackRateLimitStore } from '../ratelimit/fallbackStore.js';
 import { MemoryRateLimitStore } from '../ratelimit/memoryStore.js';
 import { RedisRateLimitStore } from '../ratelimit/redisStore.js';
@@ -82,6 +83,8 @@ export interface StartOptions {
   transports?: readonly TransportFactory[];
   /** The embedded database's worker thread stopped unasked (src/main.ts exits); default: logged. */
   onDatabaseLost?: (error: Error) => void;
+  /** Tests: members' passwords hashed at a lower cost; default: argon2id at OWASP's setting. */
+  passwords?: Passwords;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -156,6 +159,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       rateLimits,
       failedAttempts: new FailedAttempts(rateLimits, { ...config.failedAttempts, trustProxyHops: config.trustProxyHops }),
       signInThrottle: new SignInThrottle(rateLimits, config.console.signInThrottle),
+      passwords: options.passwords ?? argon2idPasswords(),
       adminToken,
       secretsKey,
       engines: createEngineRegistry(config.engines, logger),

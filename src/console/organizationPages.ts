@@ -543,7 +543,7 @@ export function organizationPages(app: AppContext, cookie: { secure: boolean; cl
     const view = viewOf(signedIn, req, '/console/account');
     const refuse = (error: string, status: number) => showAccount(res, view, { error }, status);
     if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return refuse(view.words.t('console.password.length', { min: MIN_PASSWORD_LENGTH, max: 1024 }), 422);
-    if (current.length > 1024 || !(await isMembersPassword(app.db, signedIn.id, current))) return refuse(view.words.t('console.account.wrongPassword'), 403);
+    if (current.length > 1024 || !(await isMembersPassword(app, signedIn.id, current))) return refuse(view.words.t('console.account.wrongPassword'), 403);
     await setPassword(app, signedIn.id, next, signedIn.sessionId);
     await after(res, signedIn, '/console/account', notice('console.account.passwordChanged'));
   });

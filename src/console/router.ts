@@ -127,7 +127,7 @@ export function consoleRouter(app: AppContext): express.Router {
 
     const member =
       storable(email) && storable(password) && email.length <= 254 && password.length <= 1024
-        ? await memberByPassword(app.db, email, password)
+        ? await memberByPassword(app, email, password)
         : undefined;
     if (!member) {
       await app.failedAttempts.record(address);

@@ -14,6 +14,7 @@ import type { ConnectionSlots } from '../ratelimit/connectionSlots.js';
 import type { LiveStreamGroups } from './liveStreamGroups.js';
 import type { PresentedMessages } from '../sessions/presentedMessages.js';
 import type { RedisAvailability } from '../deployment/redis.js';
+import type { Passwords } from '../members/passwords.js';
 
 /** What every handler and middleware may use: built once at start-up, closed at shutdown. */
 export interface AppContext {
@@ -25,6 +26,8 @@ export interface AppContext {
   failedAttempts: FailedAttempts;
   /** Refused console sign-ins per address and per email: a bounded, growing delay (never a lock-out). */
   signInThrottle: SignInThrottle;
+  /** How members' passwords are hashed and checked (src/members/passwords.ts). */
+  passwords: Passwords;
   /** Seals secrets kept at rest (telephony auth tokens): SECRETS_KEY or the embedded key file. */
   secretsKey: Buffer;
   /** The admin token in force (from ADMIN_TOKEN, or generated on first start). */

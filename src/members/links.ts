@@ -105,7 +105,7 @@ export async function useLink(deps: MemberDeps, token: string, password: string,
   await openLink(deps.db, token, nowMs);
   const [row] = await linkQuery(deps.db, token, nowMs).update({ used_at: new Date(nowMs) }).returning('*');
   if (!row) throw errors.linkUsed();
-  if (row.kind === 'invitation') await createMember(deps.db, row.org_id, { email: row.email, password, role: row.role ?? 'viewer' });
+  if (row.kind === 'invitation') await createMember(deps, row.org_id, { email: row.email, password, role: row.role ?? 'viewer' });
   else await setPassword(deps, row.member_id!, password);
   return row.email;
 }

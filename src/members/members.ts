@@ -5,7 +5,7 @@ import type { RevocationBus } from '../auth/revocation.js';
 import { errors } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import { getOrganization } from '../db/organizations.js';
-import { checkPassword, hashPassword } from './passwords.js';
+import type { Passwords } from './passwords.js';
 import type { MemberRole } from './roles.js';
 import { endMemberSessions } from './sessions.js';
 
@@ -29,8 +29,8 @@ export interface Member {
   disabled_at: string | null;
 }
 
-/** What a member change needs: the database, and the bus that ends their open live views. */
-export type MemberDeps = { db: Knex; revocations: RevocationBus };
+/** What a member change needs: the database, the bus that ends their open live views, and how passwords are hashed. */
+export type MemberDeps = { db: Knex; revocations: RevocationBus; passwords: Passwords };
 
 /** Emails compare without regard to case (and surrounding spaces): stored lower-cased. */
 export const normalEmail = (email: string) => email.trim().toLowerCase();
@@ -49,14 +49,14 @@ const MEMBER_EXISTS = 'a member with this email already belongs to this organiza
 
 /** Adds a member with a password (the admin API, an accepted invitation); 409 when the email is taken. */
 export async function createMember(
-  db: Knex,
+  { db, passwords }: Pick<MemberDeps, 'db' | 'passwords'>,
   orgId: string,
   input: { email: string; password: string; role?: MemberRole },
 ): Promise<Member> {
   await getOrganization(db, orgId);
   const email = normalEmail(input.email);
   if (await db<MemberRow>('members').where({ org_id: orgId, email }).first('id')) throw errors.conflict(MEMBER_EXISTS);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await passwords.hash(input.password);
   const [row] = await db<MemberRow>('members')
     .insert({ id: newId('mem'), org_id: orgId, email, password_hash: passwordHash, role: input.role ?? 'admin' })
     .onConflict(['org_id', 'email'])
@@ -141,14 +141,14 @@ export async function removeMember(deps: MemberDeps, orgId: string, memberId: st
 
 /** Sets a new password; every console session of the member ends (`except` the one that changed it). */
 export async function setPassword(deps: MemberDeps, memberId: string, password: string, except?: string): Promise<void> {
-  await deps.db('members').where({ id: memberId }).update({ password_hash: await hashPassword(password) });
+  await deps.db('members').where({ id: memberId }).update({ password_hash: await deps.passwords.hash(password) });
   await endMemberSessions(deps, memberId, except);
 }
 
 /** Checks `password` against the member's own (a password change asks for the current one). */
-export async function isMembersPassword(db: Knex, memberId: string, password: string): Promise<boolean> {
+export async function isMembersPassword({ db, passwords }: Pick<MemberDeps, 'db' | 'passwords'>, memberId: string, password: string): Promise<boolean> {
   const row = await db<MemberRow>('members').where({ id: memberId }).first('password_hash');
-  return checkPassword(row?.password_hash, password);
+  return passwords.check(row?.password_hash, password);
 }
 
 /** Memberships an email signs in to, oldest first; the same number of password checks is made for every email. */
@@ -158,20 +158,18 @@ const SIGN_IN_CHECKS = 5;
  * The active member `email` and `password` name, or undefined. An email may belong to several
  * organizations: the oldest membership whose password matches wins. Every sign-in makes the same
  * SIGN_IN_CHECKS password checks at once (against decoys where the email has fewer memberships), so
- * the time tells neither whether the email exists nor in how many organizations. `check` is the
- * password check (tests count its calls).
+ * the time tells neither whether the email exists nor in how many organizations.
  */
 export async function memberByPassword(
-  db: Knex,
+  { db, passwords }: Pick<MemberDeps, 'db' | 'passwords'>,
   email: string,
   password: string,
-  check: typeof checkPassword = checkPassword,
 ): Promise<MemberRow | undefined> {
   const rows = await db<MemberRow>('members')
     .where({ email: normalEmail(email) })
     .whereNull('disabled_at')
     .orderBy('created_at', 'asc')
     .limit(SIGN_IN_CHECKS);
-  const checks = await Promise.all(Array.from({ length: SIGN_IN_CHECKS }, (_, i) => check(rows[i]?.password_hash, password)));
+  const checks = await Promise.all(Array.from({ length: SIGN_IN_CHECKS }, (_, i) => passwords.check(rows[i]?.password_hash, password)));
   return rows.find((_, i) => checks[i]);
 }

@@ -3,17 +3,20 @@
 // Counted here (never timed): the real check, wrapped to record each call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberByPassword } from '../../src/members/members.js';
-import { checkPassword } from '../../src/members/passwords.js';
+import type { Passwords } from '../../src/members/passwords.js';
 import { backendName } from '../support/databases.js';
 import { addMember, PASSWORD } from '../support/consoleVisitor.js';
 import { startTestServer, type TestServer } from '../support/testServer.js';
 
 const stored: Array<string | undefined> = [];
-/** The real check, each call recorded. */
-const counted = (hash: string | undefined, password: string) => {
-  stored.push(hash);
-  return checkPassword(hash, password);
-};
+/** The server's own passwords, each check recorded. */
+const counted = (passwords: Passwords): Passwords => ({
+  hash: (password) => passwords.hash(password),
+  check(hash, password) {
+    stored.push(hash);
+    return passwords.check(hash, password);
+  },
+});
 
 describe(`sign-in password checks (${backendName})`, () => {
   let t: TestServer;
@@ -28,7 +31,7 @@ describe(`sign-in password checks (${backendName})`, () => {
   it('makes five checks for an unknown email, one membership and three, and finds the right member', async () => {
     const made = async (email: string, password: string) => {
       stored.length = 0;
-      const member = await memberByPassword(t.server.app.db, email, password, counted);
+      const member = await memberByPassword({ db: t.server.app.db, passwords: counted(t.server.app.passwords) }, email, password);
       return { member, count: stored.length, real: stored.filter(Boolean).length };
     };
     expect(await made('nobody@checks.example', PASSWORD)).toEqual({ member: undefined, count: 5, real: 0 });

@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { loggerFor } from '../../src/observability/logger.js';
 import type { paths } from '../../src/generated/api.js';
 import { startServer, type RunningServer } from '../../src/app/server.js';
+import { argon2idPasswords } from '../../src/members/passwords.js';
 import { createTestDatabase, lentStatementsThreads } from './databases.js';
 
 // Random-looking on purpose: the server refuses a weak ADMIN_TOKEN at start-up.
@@ -29,6 +30,13 @@ export interface TestServer {
   setTelephony(orgId: string, connector: { account_sid: string; auth_token: string; from_number: string }): Promise<void>;
   stop(): Promise<void>;
 }
+
+/**
+ * Members' passwords at argon2id's cheapest cost: a sign-in checks five hashes (src/members/members.ts), and a
+ * database stage signs in and adds members hundreds of times (about 700 hashes, 18 ms of CPU each at OWASP's
+ * cost). One for the process: its decoy is hashed once. test/unit/passwords.test.ts checks OWASP's cost.
+ */
+const CHEAP_PASSWORDS = argon2idPasswords({ memoryCost: 8, timeCost: 1, parallelism: 1 });
 
 export interface TestServerOptions {
   /** Default: TEST_LOG_LEVEL, else silent. */
@@ -65,6 +73,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     memoryDatabase: database.memory,
     statementsThreads: lentStatementsThreads,
     transports: options.transports,
+    passwords: CHEAP_PASSWORDS,
   });
   const client = (key?: string) =>
     createClient<paths>({ baseUrl: server.url, headers: key ? { Authorization: `Bearer ${key}` } : {} });
