@@ -7,8 +7,8 @@ import { defineConfig } from 'vitest/config';
 //   *.embedded.test.ts  the embedded database on disk (PGlite in DATA_DIR, its lock, `npm start` on it),
 //                       which ignores TEST_DATABASE_URL: runs once.
 //   test/browser/*.db.test.ts  chromium against the server's pages: runs once, with PostgreSQL.
-// `vitest run` runs all of them on PGlite; `vitest run --project db --project browser` with
-// TEST_DATABASE_URL is the PostgreSQL pass (test/run.ts runs both, see `npm test`).
+// `vitest run` runs all of them on PGlite; with TEST_DATABASE_URL, `vitest run --project db` is the PostgreSQL
+// pass and `vitest run --project browser` the pages' (test/run.ts runs each as a stage, see `npm test`).
 
 /** What a test still waits for when it fails, and no wait outliving its test (test/support/waiting.ts). */
 const WAITS = 'test/support/waitsSetup.ts';

@@ -1,5 +1,5 @@
 // `npm run test:cost [-- stage ...]`: runs the vitest stages of `npm test` (default: unit, db:pglite,
-// db:postgres, embedded) with test/support/costSetup.ts recording each file's CPU time, then prints the
+// db:postgres, browser, embedded) with test/support/costSetup.ts recording each file's CPU time, then prints the
 // files that cost the most CPU (TEST_COST_TOP, default 20). CPU rather than wall time, because the stages run
 // side by side and a busy machine stretches every file's wall time, hardly its CPU time.
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TOP = Number(process.env.TEST_COST_TOP || 20);
-const stages = process.argv.slice(2).length ? process.argv.slice(2) : ['unit', 'db:pglite', 'db:postgres', 'embedded'];
+const stages = process.argv.slice(2).length ? process.argv.slice(2) : ['unit', 'db:pglite', 'db:postgres', 'browser', 'embedded'];
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'lia-test-cost-'));
 const costFile = path.join(dir, 'cost.jsonl');
