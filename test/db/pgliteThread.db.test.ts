@@ -1,14 +1,16 @@
 // The embedded database in its worker thread (src/db/pgliteThread.ts): what crosses the thread boundary
 // (values both ways, errors with their SQLSTATE), transactions, a main thread that stays free while a
 // statement runs. A server that exits when the worker dies: test/integration/lifecycle.embedded.test.ts.
+// PGlite's own: on the PGlite stage only, from the run's empty data directory (no initdb of its own).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { fromDatabaseError } from '../../src/db/errors.js';
+import { backendName, createTestDatabase } from '../support/databases.js';
 
-describe('PGlite in a worker thread', () => {
+describe.skipIf(backendName !== 'pglite')('PGlite in a worker thread', () => {
   let db: Database;
   beforeAll(async () => {
-    db = await openDatabase({ dataDir: 'unused', memory: true });
+    db = await openDatabase({ dataDir: 'unused', memory: (await createTestDatabase()).memory });
     await db.knex.schema.createTable('items', (t) => {
       t.increments('id');
       t.text('name').notNullable().unique();
