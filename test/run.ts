@@ -6,9 +6,9 @@
 // Stages: codegen (generated files match the contract), typecheck, imports (the import graph stays
 // layered: .dependency-cruiser.cjs), unit (the unit tests, once), db:pglite (database tests on PGlite),
 // db:postgres (database tests on PostgreSQL), browser (Chromium against the pages, with PostgreSQL), embedded
-// (the embedded database on disk: npm start, its lock, its worker thread), contract (Dredd against the real server). The prerequisites of the chosen stages
-// (PostgreSQL, Chromium, Redis, nginx) are checked first: when one is missing, nothing runs and the runner says
-// what is missing and how to get it.
+// (the embedded database on disk: npm start and its lock), contract (Dredd against the real server). The
+// prerequisites of the chosen stages (PostgreSQL, Chromium, Redis, nginx) are checked first: when one is missing,
+// nothing runs and the runner says what is missing and how to get it.
 //
 // Environment: TEST_DATABASE_URL (PostgreSQL whose role may create databases; default the local
 // server's `postgres` database), CHROMIUM_PATH (default /usr/bin/chromium), TEST_REDIS_URL (default
@@ -220,10 +220,11 @@ const PROGRESS_FD = 3;
 const TIMES_FD = 4;
 
 /**
- * Every Node process of a stage (vitest's workers, the servers tests start, Dredd, Prism) gets a young generation
- * of 32 MiB instead of 16: tests allocate much that lives briefly, and fewer scavenges promote less of it. The
- * PGlite stage alone: 124-127 s of CPU instead of 131-137 (64 MiB: 130 s). Not for the server in production: there a
- * larger young generation made full collections more frequent (docs/performance.md).
+ * Every Node process of a stage (vitest's workers, the servers tests start, Dredd, Prism) gets semi-spaces of
+ * 32 MiB instead of V8's 16 (a young generation twice as large): tests allocate much that lives briefly, and
+ * fewer scavenges promote less of it. The PGlite stage alone: 124-127 s of CPU instead of 131-137 (64 MiB: 130 s).
+ * Not for the server in production: there a larger young generation made full collections more frequent
+ * (docs/performance.md).
  */
 const nodeOptions = () => [process.env.NODE_OPTIONS, '--max-semi-space-size=32'].filter(Boolean).join(' ');
 
