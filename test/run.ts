@@ -226,12 +226,12 @@ const TIMES_FD = 4;
  * Not for the server in production: there a larger young generation made full collections more frequent
  * (docs/performance.md).
  */
-const nodeOptions = () => [process.env.NODE_OPTIONS, '--max-semi-space-size=32'].filter(Boolean).join(' ');
+const NODE_OPTIONS = [process.env.NODE_OPTIONS, '--max-semi-space-size=32'].filter(Boolean).join(' ');
 
 function runStage(stage: Stage): Promise<Result> {
   const started = Date.now();
   console.log(`[run] ${stage.name}: started`);
-  const env: NodeJS.ProcessEnv = { ...process.env, ...stage.env, TEST_PROGRESS_FD: String(PROGRESS_FD), NODE_OPTIONS: nodeOptions() };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...stage.env, TEST_PROGRESS_FD: String(PROGRESS_FD), NODE_OPTIONS };
   for (const [name, value] of Object.entries(stage.env ?? {})) if (value === undefined) delete env[name];
   if (process.stdout.isTTY) env.FORCE_COLOR ??= '1';
   // The shell waits for the stage and then prints, with `times`, the CPU time of every process the stage

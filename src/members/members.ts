@@ -31,6 +31,8 @@ export interface Member {
 
 /** What a member change needs: the database, the bus that ends their open live views, and how passwords are hashed. */
 export type MemberDeps = { db: Knex; revocations: RevocationBus; passwords: Passwords };
+/** What making or checking a password needs. */
+type PasswordDeps = Pick<MemberDeps, 'db' | 'passwords'>;
 
 /** Emails compare without regard to case (and surrounding spaces): stored lower-cased. */
 export const normalEmail = (email: string) => email.trim().toLowerCase();
@@ -49,7 +51,7 @@ const MEMBER_EXISTS = 'a member with this email already belongs to this organiza
 
 /** Adds a member with a password (the admin API, an accepted invitation); 409 when the email is taken. */
 export async function createMember(
-  { db, passwords }: Pick<MemberDeps, 'db' | 'passwords'>,
+  { db, passwords }: PasswordDeps,
   orgId: string,
   input: { email: string; password: string; role?: MemberRole },
 ): Promise<Member> {
@@ -146,7 +148,7 @@ export async function setPassword(deps: MemberDeps, memberId: string, password: 
 }
 
 /** Checks `password` against the member's own (a password change asks for the current one). */
-export async function isMembersPassword({ db, passwords }: Pick<MemberDeps, 'db' | 'passwords'>, memberId: string, password: string): Promise<boolean> {
+export async function isMembersPassword({ db, passwords }: PasswordDeps, memberId: string, password: string): Promise<boolean> {
   const row = await db<MemberRow>('members').where({ id: memberId }).first('password_hash');
   return passwords.check(row?.password_hash, password);
 }
@@ -161,7 +163,7 @@ const SIGN_IN_CHECKS = 5;
  * the time tells neither whether the email exists nor in how many organizations.
  */
 export async function memberByPassword(
-  { db, passwords }: Pick<MemberDeps, 'db' | 'passwords'>,
+  { db, passwords }: PasswordDeps,
   email: string,
   password: string,
 ): Promise<MemberRow | undefined> {

@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../support/testServer.js';
 const stored: Array<string | undefined> = [];
 /** The server's own passwords, each check recorded. */
 const counted = (passwords: Passwords): Passwords => ({
-  hash: (password) => passwords.hash(password),
+  ...passwords,
   check(hash, password) {
     stored.push(hash);
     return passwords.check(hash, password);
