@@ -106,15 +106,18 @@ describe(`webhook delivery under misbehaving receivers (${backendName})`, () => 
     const backlogged = await register(orgA, `${sink.url}/a`);
     const other = await register(orgB, `${sink.url}/b`);
     try {
-      // Queued with the clock held back, so the worker leaves them: A's five, then B's one.
+      // Queued with the server's clock held back, so its worker leaves them: A's five, then B's one. The clock stays
+      // held back while the test claims at the real time: a claim of the worker's still under way (its poll, a
+      // nudge) would otherwise take some of them first.
       const { app } = t.server;
       app.now = () => Date.now() + offset - 3600_000;
       for (let i = 0; i < 5; i++) await newSession(orgA);
       await newSession(orgB);
-      app.now = () => Date.now() + offset;
-      const claimed = await claimDueDeliveries(app.db, app.now(), app.now() + 60_000, { slots: 2, perOrganization: 10, perEndpoint: 10 });
+      const now = Date.now() + offset;
+      const claimed = await claimDueDeliveries(app.db, now, now + 60_000, { slots: 2, perOrganization: 10, perEndpoint: 10 });
       expect(claimed.map((delivery) => delivery.endpoint_id).sort()).toEqual([backlogged, other].sort());
     } finally {
+      t.server.app.now = () => Date.now() + offset;
       await orgA('DELETE', `/v1/webhook_endpoints/${backlogged}`);
       await orgB('DELETE', `/v1/webhook_endpoints/${other}`);
       await sink.close();
