@@ -191,8 +191,9 @@ const STAGES: Stage[] = [
 
 /**
  * What runs beside what: each lane runs its stages one after the other, the lanes run at the same time. The suite
- * keeps both cores busy from start to end (a sampler of /proc/stat read 99 % busy throughout), so what decides its
- * length is the CPU time of all lanes together; the lanes only have to end at about the same time. Each database
+ * keeps both cores busy for most of its length (a sampler of /proc/stat read 99 % busy until the database lanes run
+ * alone, docs/testing.md), so what decides its length is the CPU time of all lanes together; the lanes only have to
+ * end at about the same time. Each database
  * stage has one vitest worker: a second costs a worker's start and warm-up (PostgreSQL's stage alone: 132 s of the
  * machine's CPU with one, 146 s with two). The browser stage has two (Chromium's processes are most of its CPU) and
  * its own lane: with the PostgreSQL tests in one stage it would start last and end alone, long after the others.

@@ -12,8 +12,9 @@ const HIT_SCRIPT = `
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local callersClock = ARGV[3] ~= ''
 local now
-if ARGV[3] == '' then
+if not callersClock then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 else
@@ -43,7 +44,7 @@ local blocking = redis.call('ZRANGE', key, idx, idx, 'WITHSCORES')[2]
 -- caller's clock, which Redis's expiry does not follow (a clock ahead of Redis's, or a test's synthetic
 -- one, would otherwise find hits still in its window already expired)
 local ttl = math.ceil(tonumber(newest) + window - now)
-if ARGV[3] ~= '' then ttl = ttl + window end
+if callersClock then ttl = ttl + window end
 if ttl < 1 then ttl = 1 end
 redis.call('PEXPIRE', key, ttl)
 return { allowed, count, blocking, newest, fmt(now) }
